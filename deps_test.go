@@ -1,0 +1,142 @@
+package toolsearch_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/toolsearch/toolsearch"
+
+// listedPackage is the part of `go list -json` output the dependency rules need.
+type listedPackage struct {
+	ImportPath string
+	GoFiles    []string
+	Imports    []string
+	Deps       []string
+}
+
+// dependencyRule is one line of the DESIGN.md package table, enforced. reason is printed when it breaks, so the
+// person who broke it learns why the rule exists rather than only that it does.
+type dependencyRule struct {
+	pkg       string   // import path relative to the module; "" matches every package of ours
+	forbidden []string // path prefixes; "./x" is a package of ours
+	reason    string
+}
+
+var dependencyRules = []dependencyRule{
+	{pkg: "signatures", forbidden: []string{"./"}, reason: "signatures is a pure renderer; everything else builds on it"},
+	{pkg: "catalog", forbidden: []string{"github.com/tetratelabs/wazero", "github.com/modelcontextprotocol/go-sdk",
+		"./runtime", "./wasm", "./hostfns", "./mcp", "./gateway"},
+		reason: "the catalog must stay usable without the sandbox, MCP or the runtime"},
+	{pkg: "wasm", forbidden: []string{"./signatures", "./catalog", "./hostfns", "./runtime", "./mcp", "./gateway"},
+		reason: "the sandbox knows nothing about tools, catalogs or JSON Schema"},
+	{pkg: "hostfns", forbidden: []string{"./signatures", "./catalog", "./runtime", "./mcp", "./gateway"},
+		reason: "the bridge surface is catalog-agnostic; the runtime implements it"},
+	{pkg: "runtime", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "github.com/openai/openai-go",
+		"./mcp", "./gateway"},
+		reason: "the runtime owns no provider HTTP and no MCP transport"},
+	{pkg: "mcp", forbidden: []string{"./gateway", "./cmd"}, reason: "mcp is a catalog source, not an agent loop"},
+	{pkg: "gateway", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "./mcp"},
+		reason: "the gateway asks the runtime; MCP is wired by the caller"},
+}
+
+// onlyImporters says which packages alone may import a dependency directly; everyone else goes through them.
+var onlyImporters = map[string][]string{
+	"github.com/tetratelabs/wazero":          {"wasm"},
+	"github.com/fastschema/qjs":              {"wasm"},
+	"github.com/modelcontextprotocol/go-sdk": {"mcp"},
+	"github.com/openai/openai-go":            {"gateway"},
+}
+
+func TestDependencyDirection(t *testing.T) {
+	pkgs := listPackages(t)
+	require.NotEmpty(t, pkgs)
+
+	for _, p := range pkgs {
+		rel := relative(p.ImportPath)
+		for _, rule := range dependencyRules {
+			if rule.pkg != "" && rel != rule.pkg && !strings.HasPrefix(rel, rule.pkg+"/") {
+				continue
+			}
+			for _, dep := range p.Deps {
+				for _, f := range rule.forbidden {
+					if matches(dep, f) && !(strings.HasPrefix(f, "./") && isSelf(dep, p.ImportPath)) {
+						t.Errorf("%s depends on %s: %s", p.ImportPath, dep, rule.reason)
+					}
+				}
+			}
+		}
+		for dep, owners := range onlyImporters {
+			for _, imp := range p.Imports {
+				if !matches(imp, dep) {
+					continue
+				}
+				allowed := false
+				for _, o := range owners {
+					if rel == o || strings.HasPrefix(rel, o+"/") {
+						allowed = true
+					}
+				}
+				if !allowed {
+					t.Errorf("%s imports %s directly; only %v may (see DESIGN.md)", p.ImportPath, imp, owners)
+				}
+			}
+		}
+	}
+}
+
+func TestBenchHoldsOnlyTests(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if relative(p.ImportPath) == "bench" {
+			require.Empty(t, p.GoFiles, "bench/ holds test files and testdata only")
+		}
+	}
+}
+
+func listPackages(t *testing.T) []listedPackage {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		err := dec.Decode(&p)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func relative(importPath string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
+}
+
+func matches(dep, prefix string) bool {
+	if strings.HasPrefix(prefix, "./") {
+		prefix = module + "/" + strings.TrimPrefix(prefix, "./")
+		if prefix == module+"/" {
+			return strings.HasPrefix(dep, module+"/")
+		}
+	}
+	return dep == prefix || strings.HasPrefix(dep, prefix+"/")
+}
+
+// isSelf lets a package depend on its own subpackages (runtime/x may import runtime).
+func isSelf(dep, pkg string) bool {
+	return dep == pkg || strings.HasPrefix(dep, pkg+"/") || strings.HasPrefix(pkg, dep+"/")
+}
