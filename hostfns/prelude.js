@@ -1,0 +1,181 @@
+// The JavaScript surface of code mode, evaluated once per engine; every run starts from a snapshot taken after
+// it. It defines console.log/warn/error and openclaw.tools.search/describe/call, removes everything else the
+// QuickJS build adds (std, os, print, ...), and drives the model's async function.
+//
+// Everything the host boundary relies on is captured here, before any model code runs, so that a script which
+// replaces Promise.prototype.then, JSON, Map or Function.prototype.call only breaks its own run. Security does
+// not depend on this file: every call is checked again on the Go side of the bridge.
+(function () {
+  "use strict";
+  const g = globalThis;
+  const host = {
+    log: g.__ts_log,
+    start: g.__ts_start,
+    wait: g.__ts_wait,
+    settle: g.__ts_settle,
+    idle: g.__ts_idle,
+  };
+  const later = g.setTimeout;
+  const apply = Reflect.apply;
+  const promiseThen = Promise.prototype.then;
+  const PromiseCtor = Promise;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const StringCtor = String;
+  const jsonStringify = JSON.stringify;
+  const jsonParse = JSON.parse;
+  const assign = Object.assign;
+  const freeze = Object.freeze;
+  const isArray = Array.isArray;
+  const create = Object.create;
+
+  for (const name of ["__ts_log", "__ts_start", "__ts_wait", "__ts_settle", "__ts_idle",
+    "std", "os", "bjson", "print", "scriptArgs", "gc", "QJS_PROXY_VALUE", "console"]) {
+    try { delete g[name]; } catch (e) { /* non-configurable: nothing to do */ }
+  }
+
+  function show(v) {
+    try {
+      switch (typeof v) {
+        case "string": return v;
+        case "function": return "[Function " + (v.name || "anonymous") + "]";
+        case "bigint": return StringCtor(v) + "n";
+        case "symbol":
+        case "undefined": return StringCtor(v);
+      }
+      if (v instanceof ErrorCtor) {
+        const head = StringCtor(v);
+        return v.stack ? head + "\n" + StringCtor(v.stack).replace(/\n$/, "") : head;
+      }
+      const s = jsonStringify(v);
+      return s === undefined ? StringCtor(v) : s;
+    } catch (e) {
+      try { return StringCtor(v); } catch (e2) { return "[unprintable]"; }
+    }
+  }
+
+  function logger(level) {
+    return function () {
+      let text = "";
+      for (let i = 0; i < arguments.length; i++) {
+        text += (i ? " " : "") + show(arguments[i]);
+      }
+      host.log(level, text);
+    };
+  }
+
+  const pending = create(null);
+  let pendingCount = 0;
+  let pumpScheduled = false;
+
+  function schedulePump() {
+    if (!pumpScheduled) {
+      pumpScheduled = true;
+      later(pump, 0);
+    }
+  }
+
+  // pump hands completed host calls back to their promises. It runs from a timer, so it only blocks in the host
+  // once the microtask queue is empty: every call the script could start before waiting has been started.
+  function pump() {
+    pumpScheduled = false;
+    if (pendingCount === 0) return;
+    const done = jsonParse(host.wait());
+    for (let i = 0; i < done.length; i++) {
+      const c = done[i];
+      const p = pending[c.id];
+      if (p === undefined) continue;
+      delete pending[c.id];
+      pendingCount--;
+      if (c.ok) p.resolve(c.value);
+      else p.reject(new ErrorCtor(c.error));
+    }
+    if (pendingCount > 0) schedulePump();
+    else later(idle, 0);
+  }
+
+  function rejected(err) {
+    return new PromiseCtor(function (_, reject) { reject(err); });
+  }
+
+  function invoke(op, request) {
+    let json;
+    try {
+      json = jsonStringify(request);
+    } catch (e) {
+      return rejected(new TypeErrorCtor("openclaw.tools." + op + ": arguments are not JSON-serializable: " + e.message));
+    }
+    let id;
+    try {
+      id = host.start(op, json);
+    } catch (e) {
+      return rejected(new ErrorCtor(e.message));
+    }
+    return new PromiseCtor(function (resolve, reject) {
+      pending[id] = { resolve: resolve, reject: reject };
+      pendingCount++;
+      schedulePump();
+    });
+  }
+
+  const tools = freeze({
+    search: function search(query, options) {
+      if (typeof options === "number") options = { limit: options };
+      if (query !== null && typeof query === "object" && !isArray(query)) {
+        return invoke("search", assign({}, query, options));
+      }
+      return invoke("search", assign({}, options, { query: query }));
+    },
+    describe: function describe(id) {
+      return invoke("describe", { id: id });
+    },
+    call: function call(id, args) {
+      return invoke("call", { id: id, args: args === undefined ? {} : args });
+    },
+  });
+
+  Object.defineProperty(g, "openclaw", { value: freeze({ tools: tools }), enumerable: true });
+  Object.defineProperty(g, "console", {
+    value: freeze({ log: logger("log"), warn: logger("warn"), error: logger("error") }),
+    writable: true, configurable: true,
+  });
+
+  function idle() { host.idle(); }
+
+  function ok(v) {
+    let json;
+    try {
+      json = jsonStringify(v === undefined ? null : v);
+    } catch (e) {
+      fail(new TypeErrorCtor("the result is not JSON-serializable: " + e.message));
+      return;
+    }
+    host.settle("ok", json === undefined ? "null" : json);
+    later(idle, 0);
+  }
+
+  function fail(e) {
+    let info;
+    try {
+      if (e instanceof ErrorCtor) {
+        info = { name: StringCtor(e.name), message: StringCtor(e.message), stack: StringCtor(e.stack || "") };
+      } else {
+        info = { name: "", message: "Uncaught " + show(e), stack: "" };
+      }
+    } catch (e2) {
+      info = { name: "", message: "Uncaught exception (unprintable)", stack: "" };
+    }
+    host.settle("error", jsonStringify(info));
+    later(idle, 0);
+  }
+
+  // __ts_boot starts the model's function; the per-run script is `__ts_boot((async function () {CODE\n}))`.
+  g.__ts_boot = function (main) {
+    delete g.__ts_boot;
+    if (typeof main !== "function") {
+      fail(new TypeErrorCtor("the code must be the body of one async function"));
+      return;
+    }
+    apply(promiseThen, main(), [ok, fail]);
+  };
+})();

@@ -1,0 +1,24 @@
+// Package wasm runs JavaScript in QuickJS-NG compiled to WASI, inside wazero, in-process, with nothing of the
+// host granted. It is the only package of this module that imports wazero, and it knows nothing about tools.
+//
+// An Engine compiles the module once (goroutine-safe) and runs every script in a fresh instance cloned from a
+// memory snapshot of an initialised interpreter, so nothing a run defines survives into the next. At load time
+// the module is rewritten (see instrument.go) so that:
+//
+//   - every function entry and loop header burns fuel, and the host checks the deadline and the budget every
+//     fuelSlice units: a runaway loop stops within about half a millisecond of its deadline, and the same script
+//     uses the same fuel on every run;
+//   - every write of the C stack pointer goes through a guard, and the stack lives in a 1 MiB block, so deep
+//     recursion ends as a clean stack error instead of corrupting the interpreter.
+//
+// The instance gets WASI without preopened directories, environment or arguments, stdout and stderr into
+// bounded buffers, and a virtual clock that starts at the real time of the run and advances virtually: sleeps
+// and timers never block. Linear memory is capped per run through a custom allocator (QuickJS's own limit does
+// not bound ArrayBuffers).
+//
+// Errors are typed: *LimitError (timeout, fuel, memory, stack; errors.Is(err, context.DeadlineExceeded) holds
+// for the deadline), *ScriptError for exceptions and syntax errors, and the sentinels ErrExit, ErrTrap, ErrClosed
+// and ErrStartup. The host process survives every script.
+//
+// Most users want package hostfns, which adds the console and openclaw.tools surface on top of this one.
+package wasm

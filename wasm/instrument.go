@@ -1,0 +1,430 @@
+package wasm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Instrumentation rewrites the QuickJS module once, at engine creation, so that the host keeps control of guest
+// code without wazero's WithCloseOnContextDone (which made CPU-bound JS 3–5× slower here):
+//
+//   - fuel: every function entry and every loop header decrements an exported i64 global; when it drops below
+//     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
+//     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
+//     import means no function index shifts, so the rewrite is local to the code section.
+//   - stack guard: every write of the C shadow-stack pointer (global 0) becomes a call to an appended function
+//     that compares the new value with an exported low-water mark and calls the host with argc = hookStack
+//     when the stack would overflow into static data. Without it, ~240 frames of JS recursion silently corrupt
+//     the interpreter.
+//
+// The walker decodes every instruction the module uses and refuses anything it does not know: a silently
+// mis-decoded immediate would shift every later instruction and corrupt the module.
+
+// Sentinel argc values of the hook calls. QuickJS itself never passes a negative argc.
+const (
+	hookFuel  = -1
+	hookStack = -2
+)
+
+// Names of the globals the instrumented module exports to the host.
+const (
+	exportFuel       = "toolsearch_fuel"
+	exportStackLow   = "toolsearch_stack_low"
+	exportStackPoint = "toolsearch_stack_pointer"
+)
+
+// ErrUnsupportedModule means the module uses something the instrumenter does not understand (an unknown
+// opcode, a second memory, no proxy import): running it uninstrumented would not be safe, so it is refused.
+var ErrUnsupportedModule = errors.New("wasm: module not supported by the instrumenter")
+
+// instrumentStats reports what the rewrite touched; tests use it to prove the rewrite reached every site.
+type instrumentStats struct {
+	functions     int // instrumented function bodies
+	loops         int // loop headers given a fuel check
+	stackWrites   int // writes of the stack pointer redirected through the guard
+	originalFuncs int // function index space size before the rewrite (imports + defined)
+}
+
+func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
+	var stats instrumentStats
+	m, err := decodeModule(wasmBytes)
+	if err != nil {
+		return nil, stats, err
+	}
+
+	typeSec, importSec, funcSec := m.section(sectionType), m.section(sectionImport), m.section(sectionFunction)
+	globalSec, exportSec, codeSec := m.section(sectionGlobal), m.section(sectionExport), m.section(sectionCode)
+	if typeSec == nil || importSec == nil || funcSec == nil || globalSec == nil || exportSec == nil || codeSec == nil {
+		return nil, stats, fmt.Errorf("%w: missing a type, import, function, global, export or code section", ErrUnsupportedModule)
+	}
+
+	types, err := decodeTypes(typeSec.payload)
+	if err != nil {
+		return nil, stats, err
+	}
+	imports, err := decodeImports(importSec.payload)
+	if err != nil {
+		return nil, stats, err
+	}
+	proxyIndex, importedFuncs, importedGlobals := -1, 0, 0
+	for _, imp := range imports {
+		switch imp.kind {
+		case externFunc:
+			if imp.module == "env" && imp.name == "jsFunctionProxy" {
+				proxyIndex = importedFuncs
+			}
+			importedFuncs++
+		case externGlobal:
+			importedGlobals++
+		}
+	}
+	if proxyIndex < 0 {
+		return nil, stats, fmt.Errorf("%w: no env.jsFunctionProxy import", ErrUnsupportedModule)
+	}
+	if importedGlobals != 0 {
+		return nil, stats, fmt.Errorf("%w: imported globals", ErrUnsupportedModule)
+	}
+
+	globalCount, globalRest, err := vectorItems(globalSec.payload)
+	if err != nil {
+		return nil, stats, err
+	}
+	// The C toolchain's __stack_pointer is global 0: a mutable i32.
+	if globalCount == 0 || len(globalRest) < 2 || globalRest[0] != valI32 || globalRest[1] != 1 {
+		return nil, stats, fmt.Errorf("%w: global 0 is not the mutable i32 stack pointer", ErrUnsupportedModule)
+	}
+	const spGlobal = 0
+	fuelGlobal, lowGlobal := globalCount, globalCount+1
+
+	funcCount, funcRest, err := vectorItems(funcSec.payload)
+	if err != nil {
+		return nil, stats, err
+	}
+	stats.originalFuncs = importedFuncs + int(funcCount)
+	refuelFunc := uint32(importedFuncs) + funcCount
+	setSPFunc := refuelFunc + 1
+
+	voidType := typeIndex(&types, funcType{})
+	setSPType := typeIndex(&types, funcType{params: []byte{valI32}})
+	typeSec.payload = encodeVector(types, func(b []byte, t funcType) []byte { return t.encode(b) })
+
+	funcSec.payload = appendU32(nil, funcCount+2)
+	funcSec.payload = append(funcSec.payload, funcRest...)
+	funcSec.payload = appendU32(funcSec.payload, voidType)
+	funcSec.payload = appendU32(funcSec.payload, setSPType)
+
+	globalSec.payload = appendU32(nil, globalCount+2)
+	globalSec.payload = append(globalSec.payload, globalRest...)
+	globalSec.payload = append(globalSec.payload, valI64, 1, 0x42, 0x00, 0x0b) // mut i64 fuel = 0
+	globalSec.payload = append(globalSec.payload, valI32, 1, 0x41, 0x00, 0x0b) // mut i32 low-water mark = 0
+
+	exports, err := decodeExports(exportSec.payload)
+	if err != nil {
+		return nil, stats, err
+	}
+	for _, e := range exports {
+		if e.name == exportFuel || e.name == exportStackLow || e.name == exportStackPoint {
+			return nil, stats, fmt.Errorf("%w: export %q already exists", ErrUnsupportedModule, e.name)
+		}
+	}
+	exports = append(exports,
+		exportEntry{name: exportFuel, kind: externGlobal, index: fuelGlobal},
+		exportEntry{name: exportStackLow, kind: externGlobal, index: lowGlobal},
+		exportEntry{name: exportStackPoint, kind: externGlobal, index: spGlobal},
+	)
+	exportSec.payload = encodeVector(exports, encodeExport)
+
+	codeCount, codeRest, err := vectorItems(codeSec.payload)
+	if err != nil {
+		return nil, stats, err
+	}
+	if codeCount != funcCount {
+		return nil, stats, fmt.Errorf("%w: %d code bodies for %d functions", errMalformed, codeCount, funcCount)
+	}
+	rw := rewriter{
+		fuelCheck: fuelCheck(fuelGlobal, refuelFunc),
+		spGlobal:  spGlobal,
+		setSPCall: append([]byte{0x10}, appendU32(nil, setSPFunc)...),
+	}
+	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+2)
+	r := &reader{b: codeRest}
+	for range codeCount {
+		size, err := r.u32()
+		if err != nil {
+			return nil, stats, err
+		}
+		body, err := r.bytes(int(size))
+		if err != nil {
+			return nil, stats, err
+		}
+		newBody, err := rw.body(body)
+		if err != nil {
+			return nil, stats, fmt.Errorf("function %d: %w", stats.functions+importedFuncs, err)
+		}
+		code = appendU32(code, uint32(len(newBody)))
+		code = append(code, newBody...)
+		stats.functions++
+	}
+	if err := r.expectEnd(); err != nil {
+		return nil, stats, err
+	}
+	stats.loops, stats.stackWrites = rw.loops, rw.stackWrites
+
+	for _, body := range [][]byte{refuelBody(uint32(proxyIndex)), setSPBody(uint32(proxyIndex), spGlobal, lowGlobal)} {
+		code = appendU32(code, uint32(len(body)))
+		code = append(code, body...)
+	}
+	codeSec.payload = code
+
+	// DWARF sections describe the original code offsets, which the rewrite moved; wazero would also spend
+	// milliseconds decoding them to symbolise every abort. Keep only sections that still hold.
+	kept := m.sections[:0]
+	for _, s := range m.sections {
+		if s.id != sectionCustom || !isDebugSection(s.payload) {
+			kept = append(kept, s)
+		}
+	}
+	m.sections = kept
+	return m.encode(), stats, nil
+}
+
+func isDebugSection(payload []byte) bool {
+	r := &reader{b: payload}
+	name, err := r.name()
+	return err != nil || strings.HasPrefix(name, ".debug")
+}
+
+func typeIndex(types *[]funcType, want funcType) uint32 {
+	for i, t := range *types {
+		if t.equal(want) {
+			return uint32(i)
+		}
+	}
+	*types = append(*types, want)
+	return uint32(len(*types) - 1)
+}
+
+// fuelCheck is the sequence placed at every function entry and loop header:
+// fuel -= 1; if fuel < 0 { refuel() }.
+func fuelCheck(fuelGlobal, refuelFunc uint32) []byte {
+	g := appendU32(nil, fuelGlobal)
+	var b []byte
+	b = append(append(b, 0x23), g...) // global.get fuel
+	b = append(b, 0x42, 0x01, 0x7d)   // i64.const 1; i64.sub
+	b = append(append(b, 0x24), g...) // global.set fuel
+	b = append(append(b, 0x23), g...) // global.get fuel
+	b = append(b, 0x42, 0x00, 0x53)   // i64.const 0; i64.lt_s
+	b = append(b, 0x04, 0x40, 0x10)   // if (no result); call
+	b = appendU32(b, refuelFunc)
+	return append(b, 0x0b) // end
+}
+
+// hookCall calls env.jsFunctionProxy(0, 0, argc, 0) and drops its result.
+func hookCall(b []byte, proxyFunc uint32, argc int64) []byte {
+	b = append(b, 0x41, 0x00, 0x42, 0x00, 0x41) // i32.const 0; i64.const 0; i32.const
+	b = appendS64(b, argc)
+	b = append(b, 0x41, 0x00, 0x10) // i32.const 0; call
+	b = appendU32(b, proxyFunc)
+	return append(b, 0x1a) // drop
+}
+
+func refuelBody(proxyFunc uint32) []byte {
+	b := []byte{0x00} // no locals
+	b = hookCall(b, proxyFunc, hookFuel)
+	return append(b, 0x0b)
+}
+
+// setSPBody is the guard every stack-pointer write goes through:
+// if new < low { stackHook(); unreachable }; sp = new.
+func setSPBody(proxyFunc, spGlobal, lowGlobal uint32) []byte {
+	b := []byte{0x00, 0x20, 0x00, 0x23} // no locals; local.get 0; global.get low
+	b = appendU32(b, lowGlobal)
+	b = append(b, 0x49, 0x04, 0x40) // i32.lt_u; if
+	b = hookCall(b, proxyFunc, hookStack)
+	b = append(b, 0x00, 0x0b, 0x20, 0x00, 0x24) // unreachable; end; local.get 0; global.set sp
+	b = appendU32(b, spGlobal)
+	return append(b, 0x0b)
+}
+
+type rewriter struct {
+	fuelCheck   []byte
+	spGlobal    uint32
+	setSPCall   []byte
+	loops       int
+	stackWrites int
+}
+
+// body rewrites one function body: locals are copied, a fuel check goes first, then every instruction is
+// decoded so that loop headers and stack-pointer writes are found exactly.
+func (rw *rewriter) body(body []byte) ([]byte, error) {
+	r := &reader{b: body}
+	groups, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	for range groups {
+		if _, err := r.u32(); err != nil {
+			return nil, err
+		}
+		if _, err := r.byte(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, 0, len(body)+len(rw.fuelCheck)*4)
+	out = append(out, body[:r.pos]...)
+	out = append(out, rw.fuelCheck...)
+	copied := r.pos
+
+	depth := 1 // the function body is an implicit block
+	for depth > 0 {
+		start := r.pos
+		op, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case op == 0x02 || op == 0x04: // block, if
+			if err := r.blockType(); err != nil {
+				return nil, err
+			}
+			depth++
+		case op == 0x03: // loop: charge every iteration at its header
+			if err := r.blockType(); err != nil {
+				return nil, err
+			}
+			depth++
+			out = append(out, body[copied:r.pos]...)
+			out = append(out, rw.fuelCheck...)
+			copied = r.pos
+			rw.loops++
+		case op == 0x0b: // end
+			depth--
+		case op == 0x24: // global.set
+			idx, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			if idx == rw.spGlobal {
+				out = append(out, body[copied:start]...)
+				out = append(out, rw.setSPCall...)
+				copied = r.pos
+				rw.stackWrites++
+			}
+		default:
+			if err := r.skipImmediates(op); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := r.expectEnd(); err != nil {
+		return nil, err
+	}
+	return append(out, body[copied:]...), nil
+}
+
+func (r *reader) blockType() error {
+	if r.pos >= len(r.b) {
+		return fmt.Errorf("%w: truncated block type", errMalformed)
+	}
+	switch r.b[r.pos] {
+	case 0x40, valI32, valI64, valF32, valF64:
+		r.pos++
+		return nil
+	}
+	return r.sleb(33) // a type index, for multi-value blocks
+}
+
+// skipImmediates consumes the immediates of every opcode other than the structured ones handled by the caller.
+// The accepted set is exactly what the QuickJS build uses: MVP, sign extension, saturating truncation and
+// memory.copy/fill/init and data.drop. Anything else (SIMD, reference types, tables, atomics, exceptions) is
+// refused.
+func (r *reader) skipImmediates(op byte) error {
+	switch {
+	case op == 0x00 || op == 0x01 || op == 0x05 || op == 0x0f || op == 0x1a || op == 0x1b:
+		return nil // unreachable, nop, else, return, drop, select
+	case op == 0x0c || op == 0x0d: // br, br_if
+		_, err := r.u32()
+		return err
+	case op == 0x0e: // br_table
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		for range n + 1 {
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+		return nil
+	case op == 0x10: // call
+		_, err := r.u32()
+		return err
+	case op == 0x11: // call_indirect typeidx tableidx
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		_, err := r.u32()
+		return err
+	case op >= 0x20 && op <= 0x23: // local.get/set/tee, global.get
+		_, err := r.u32()
+		return err
+	case op >= 0x28 && op <= 0x3e: // loads and stores: memarg
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		_, err := r.u32()
+		return err
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		return r.zeroByte()
+	case op == 0x41:
+		return r.sleb(32)
+	case op == 0x42:
+		return r.sleb(64)
+	case op == 0x43:
+		_, err := r.bytes(4)
+		return err
+	case op == 0x44:
+		_, err := r.bytes(8)
+		return err
+	case op >= 0x45 && op <= 0xc4: // numeric, conversions, reinterpret, sign extension
+		return nil
+	case op == 0xfc:
+		sub, err := r.u32()
+		if err != nil {
+			return err
+		}
+		switch {
+		case sub <= 7: // saturating truncation
+			return nil
+		case sub == 8: // memory.init dataidx 0x00
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+			return r.zeroByte()
+		case sub == 9: // data.drop dataidx
+			_, err := r.u32()
+			return err
+		case sub == 10: // memory.copy 0x00 0x00
+			if err := r.zeroByte(); err != nil {
+				return err
+			}
+			return r.zeroByte()
+		case sub == 11: // memory.fill 0x00
+			return r.zeroByte()
+		}
+		return fmt.Errorf("%w: opcode 0xfc %d at %d", ErrUnsupportedModule, sub, r.pos)
+	}
+	return fmt.Errorf("%w: opcode 0x%02x at %d", ErrUnsupportedModule, op, r.pos-1)
+}
+
+func (r *reader) zeroByte() error {
+	c, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if c != 0 {
+		return fmt.Errorf("%w: expected memory index 0 at %d", ErrUnsupportedModule, r.pos-1)
+	}
+	return nil
+}

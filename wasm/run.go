@@ -1,0 +1,531 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// RunOptions are the per-run limits. The zero value (or nil) uses the defaults.
+type RunOptions struct {
+	// Timeout bounds wall-clock time, also while the script waits on host functions. Zero means DefaultTimeout.
+	// An earlier deadline on Run's context wins.
+	Timeout time.Duration
+	// Fuel is the deterministic budget of guest work: one unit per function entry and loop iteration of the
+	// interpreter, the same count for the same script on every run. Zero means DefaultFuel.
+	Fuel uint64
+	// MemoryBytes caps this run's linear memory; zero or more than the engine's MaxMemoryBytes means the
+	// engine's cap. It must leave room for the snapshot (Engine.SnapshotBytes) or the run fails at once.
+	MemoryBytes uint64
+	// StdioBytes bounds what the guest may write to WASI stdout and stderr (kept in Result; the rest is
+	// dropped, the host's own stdout is never reachable). Zero means DefaultStdioBytes.
+	StdioBytes int
+}
+
+// Usage is what a run consumed.
+type Usage struct {
+	Fuel        uint64        // fuel units used
+	Wall        time.Duration // real time from start to end
+	MemoryBytes uint64        // peak linear memory
+}
+
+// Result is the outcome of Run. It is returned (with Usage filled in) even when Run also returns an error.
+type Result struct {
+	// Value is String() of the script's completion value, or "" for undefined or a run ended by ErrStop.
+	Value  string
+	Stdout string
+	Stderr string
+	Usage  Usage
+}
+
+// Run evaluates script as a global script in a fresh instance, drives its jobs and timers until nothing is left
+// to do, and returns its completion value. Errors: *LimitError (errors.Is(err, context.DeadlineExceeded) for
+// the deadline), *ScriptError for an exception that escaped the script, ErrExit, ErrTrap, ErrClosed, ctx's own
+// error when the caller cancelled, or whatever a host function returned to abort the run.
+func (e *Engine) Run(ctx context.Context, script string, opts *RunOptions) (*Result, error) {
+	var o RunOptions
+	if opts != nil {
+		o = *opts
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return &Result{}, ErrClosed
+	}
+	r := newRun(e, ctx, o)
+	defer r.close()
+	if err := r.instantiate(&e.snap); err != nil {
+		return r.result(""), err
+	}
+	var value string
+	err := r.guard(func() error {
+		var err error
+		value, err = r.eval(script, r.filename)
+		return err
+	})
+	return r.result(value), err
+}
+
+// run is the state of one Run: one instance, its clock, memory and fuel accounting. It is used only by the
+// goroutine that called Run (host functions run synchronously on it), so it needs no locks.
+type run struct {
+	engine   *Engine
+	ctx      context.Context
+	cancel   context.CancelFunc
+	opts     RunOptions
+	deadline time.Time
+	started  time.Time
+
+	mod          api.Module
+	fns          map[string]api.Function
+	fuel         api.MutableGlobal
+	stackPointer api.MutableGlobal
+	stackLow     api.MutableGlobal
+	jsContext    uint32
+	filename     uint32
+
+	fuelGranted uint64 // fuel handed to the guest so far; used = granted - current global value
+	memory      *linearMemory
+	clock       virtualClock
+	stdout      boundedBuffer
+	stderr      boundedBuffer
+
+	abortErr error // why the host aborted the guest; set before the abort panic
+	stopped  bool  // a host function returned ErrStop
+}
+
+// abortPanic unwinds the guest from a host function. wazero turns it into an error from the outermost Call; the
+// run then reports abortErr, so the classification never depends on how wazero wraps panics.
+type abortPanic struct{}
+
+func newRun(e *Engine, ctx context.Context, o RunOptions) *run {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Fuel == 0 {
+		o.Fuel = DefaultFuel
+	}
+	if o.MemoryBytes == 0 || o.MemoryBytes > e.maxMemory {
+		o.MemoryBytes = e.maxMemory
+	}
+	if o.StdioBytes <= 0 {
+		o.StdioBytes = DefaultStdioBytes
+	}
+	r := &run{engine: e, opts: o, started: time.Now()}
+	r.ctx, r.cancel = context.WithTimeout(ctx, o.Timeout)
+	r.deadline, _ = r.ctx.Deadline()
+	r.ctx = context.WithValue(r.ctx, runKey{}, r)
+	r.clock = newVirtualClock(r.started)
+	r.stdout.limit, r.stderr.limit = o.StdioBytes, o.StdioBytes
+	r.memory = &linearMemory{limit: o.MemoryBytes, pool: &e.buffers}
+	if len(e.snap.memory) > 0 {
+		r.memory.initialCap = uint64(len(e.snap.memory))
+	}
+	return r
+}
+
+type runKey struct{}
+
+func (r *run) instantiate(snap *snapshot) error {
+	if snap != nil && uint64(len(snap.memory)) > r.opts.MemoryBytes {
+		return NewLimitError(LimitMemory, r.opts.MemoryBytes, uint64(len(snap.memory)))
+	}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions(). // a WASI command: never run _start
+		WithStdout(&r.stdout).
+		WithStderr(&r.stderr).
+		WithWalltime(r.clock.walltime, sys.ClockResolution(time.Millisecond)).
+		WithNanotime(r.clock.nanotime, sys.ClockResolution(time.Microsecond)).
+		WithNanosleep(r.clock.sleep)
+	ictx := experimental.WithMemoryAllocator(r.ctx, r.memory)
+	mod, err := r.engine.runtime.InstantiateModule(ictx, r.engine.compiled, cfg)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return r.contextError()
+		}
+		return fmt.Errorf("%w: instantiate: %w", ErrTrap, err)
+	}
+	r.mod = mod
+	r.fns = map[string]api.Function{}
+	r.fuel = mod.ExportedGlobal(exportFuel).(api.MutableGlobal)
+	r.stackPointer = mod.ExportedGlobal(exportStackPoint).(api.MutableGlobal)
+	r.stackLow = mod.ExportedGlobal(exportStackLow).(api.MutableGlobal)
+	r.grantFuel(0)
+	if snap == nil {
+		return nil
+	}
+	mem := mod.Memory()
+	if need := uint32(len(snap.memory)); need > mem.Size() {
+		if _, ok := mem.Grow((need - mem.Size() + pageSize - 1) / pageSize); !ok {
+			return NewLimitError(LimitMemory, r.opts.MemoryBytes, uint64(need))
+		}
+	}
+	mem.Write(0, snap.memory)
+	r.stackPointer.Set(api.EncodeI32(int32(snap.stackPointer)))
+	r.stackLow.Set(api.EncodeI32(int32(snap.stackLow)))
+	r.jsContext, r.filename = snap.jsContext, snap.filename
+	return nil
+}
+
+func (r *run) close() {
+	if r.mod != nil {
+		_ = r.mod.Close(context.Background())
+	}
+	r.cancel()
+}
+
+func (r *run) result(value string) *Result {
+	used := r.fuelGranted
+	if r.fuel != nil {
+		used = uint64(int64(r.fuelGranted) - int64(r.fuel.Get()))
+	}
+	return &Result{
+		Value:  value,
+		Stdout: r.stdout.String(),
+		Stderr: r.stderr.String(),
+		Usage: Usage{
+			Fuel:        used,
+			Wall:        time.Since(r.started),
+			MemoryBytes: r.memory.peak,
+		},
+	}
+}
+
+// guard runs guest work and turns every way it can end into one error value.
+func (r *run) guard(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(abortPanic); !ok {
+				panic(p)
+			}
+			err = r.finish(nil)
+		}
+	}()
+	return r.finish(f())
+}
+
+// finish classifies the end of a run. A host abort wins over whatever error wazero made of it.
+func (r *run) finish(err error) error {
+	switch {
+	case r.abortErr != nil:
+		return r.abortErr
+	case r.stopped:
+		return nil
+	case err == nil:
+		return nil
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return fmt.Errorf("%w (exit code %d)", ErrExit, exit.ExitCode())
+	}
+	if r.ctx.Err() != nil {
+		return r.contextError()
+	}
+	var script *ScriptError
+	if errors.As(err, &script) {
+		if r.memory.refused || script.Message == "out of memory" {
+			return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
+		}
+		if script.Name == "RangeError" && strings.Contains(script.Message, "stack") {
+			return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
+		}
+		return script
+	}
+	// wazero reports exhausting its own call stack as a runtime error whose type is internal to wazero.
+	if strings.Contains(err.Error(), "stack overflow") {
+		return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
+	}
+	if r.memory.refused {
+		return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
+	}
+	return fmt.Errorf("%w: %w", ErrTrap, err)
+}
+
+func (r *run) engineStackBytes() uint32 { return r.engine.snap.stackPointer - r.engine.snap.stackLow }
+
+func (r *run) contextError() error {
+	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		return NewLimitError(LimitTimeout, uint64(r.opts.Timeout.Milliseconds()), uint64(time.Since(r.started).Milliseconds()))
+	}
+	return r.ctx.Err()
+}
+
+// abort records why the run must stop and unwinds the guest. It never returns.
+func (r *run) abort(err error) {
+	if r.abortErr == nil {
+		r.abortErr = err
+	}
+	panic(abortPanic{})
+}
+
+// checkContext aborts the run once its deadline has passed or its caller cancelled. Checking the clock directly,
+// not only ctx.Err(), keeps the deadline exact even when the timer goroutine has not run yet.
+func (r *run) checkContext() {
+	if r.ctx.Err() != nil || !time.Now().Before(r.deadline) {
+		if r.ctx.Err() == nil || errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+			r.abort(NewLimitError(LimitTimeout, uint64(r.opts.Timeout.Milliseconds()), uint64(time.Since(r.started).Milliseconds())))
+		}
+		r.abort(r.ctx.Err())
+	}
+}
+
+// grantFuel is the fuel hook: account for the slice just used, check the deadline and the budget, and hand out
+// the next slice (never more than what is left, so the budget is exact).
+func (r *run) grantFuel(left int64) {
+	used := uint64(int64(r.fuelGranted) - left)
+	if r.mod != nil && r.fuelGranted > 0 {
+		r.checkContext()
+	}
+	if used > r.opts.Fuel {
+		r.fuelGranted = used
+		r.fuel.Set(0)
+		r.abort(NewLimitError(LimitFuel, r.opts.Fuel, used))
+	}
+	next := min(uint64(fuelSlice), r.opts.Fuel-used)
+	r.fuelGranted = used + next
+	r.fuel.Set(next)
+}
+
+// jsFunctionProxy is the module's single import. QuickJS calls it for host functions; the instrumentation calls
+// it with a negative argc for the fuel and stack hooks. argv comes from the guest and is untrusted: only the
+// function id is used, and only if it names a registered host function.
+func (e *Engine) jsFunctionProxy(ctx context.Context, mod api.Module, stack []uint64) {
+	r, _ := ctx.Value(runKey{}).(*run)
+	if r == nil {
+		panic("wasm: jsFunctionProxy called outside a run")
+	}
+	argc, argv := int32(uint32(stack[2])), uint32(stack[3])
+	switch argc {
+	case hookFuel:
+		r.grantFuel(int64(r.fuel.Get()))
+		stack[0] = 0
+		return
+	case hookStack:
+		r.abort(NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0))
+	}
+	stack[0] = r.callHost(ctx, uint32(stack[0]), argc, argv)
+}
+
+func (r *run) callHost(ctx context.Context, jsContext uint32, argc int32, argv uint32) uint64 {
+	r.checkContext()
+	mem := r.mod.Memory()
+	fnValue, ok := mem.ReadUint64Le(argv)
+	if !ok || argc < 4 || fnValue>>32 != jsTagInt || int(uint32(fnValue)) >= len(r.engine.hostFuncs) {
+		return r.throw(jsContext, "invalid host function call")
+	}
+	hf := r.engine.hostFuncs[uint32(fnValue)]
+	args := make([]string, 0, argc-4)
+	for i := uint32(4); i < uint32(argc); i++ {
+		v, ok := mem.ReadUint64Le(argv + 8*i)
+		if !ok {
+			return r.throw(jsContext, "invalid host function arguments")
+		}
+		args = append(args, r.toString(v))
+	}
+	out, err := hf.Func(ctx, args)
+	var jsErr *JSException
+	switch {
+	case err == nil:
+		return r.newString(out)
+	case errors.As(err, &jsErr):
+		return r.throw(jsContext, jsErr.Message)
+	case errors.Is(err, ErrStop):
+		r.stopped = true
+		panic(abortPanic{})
+	case r.ctx.Err() != nil && errors.Is(err, r.ctx.Err()):
+		// A host function that gave up because the run's context ended: report the deadline, not its echo.
+		r.abort(r.contextError())
+	default:
+		r.abort(err)
+	}
+	return 0
+}
+
+// call invokes a guest export. A failure inside (including an abort from a nested host call) unwinds the run.
+func (r *run) call(name string, params ...uint64) uint64 {
+	fn := r.fns[name]
+	if fn == nil {
+		if fn = r.mod.ExportedFunction(name); fn == nil {
+			r.abort(fmt.Errorf("%w: module has no export %s", ErrTrap, name))
+		}
+		r.fns[name] = fn
+	}
+	res, err := fn.Call(r.ctx, params...)
+	if err != nil {
+		if r.abortErr != nil || r.stopped {
+			panic(abortPanic{})
+		}
+		r.abort(r.finish(err))
+	}
+	if len(res) == 0 {
+		return 0
+	}
+	return res[0]
+}
+
+func (r *run) malloc(n uint32) uint32 { return uint32(r.call("malloc", uint64(n))) }
+
+// cString copies s into guest memory with a terminating NUL; the caller frees it.
+func (r *run) cString(s string) uint32 {
+	ptr := r.malloc(uint32(len(s) + 1))
+	if ptr == 0 {
+		r.memory.refused = true
+		r.abort(NewLimitError(LimitMemory, r.memory.limit, r.memory.peak))
+	}
+	mem := r.mod.Memory()
+	mem.WriteString(ptr, s)
+	mem.WriteByte(ptr+uint32(len(s)), 0)
+	return ptr
+}
+
+func (r *run) newString(s string) uint64 {
+	ptr := r.cString(s)
+	v := r.call("QJS_NewString", uint64(r.jsContext), uint64(ptr))
+	r.call("free", uint64(ptr))
+	return v
+}
+
+func (r *run) throw(jsContext uint32, msg string) uint64 {
+	ptr := r.cString(msg)
+	v := r.call("QJS_ThrowTypeError", uint64(jsContext), uint64(ptr))
+	r.call("free", uint64(ptr))
+	return v
+}
+
+// toString converts a JS value with String() semantics, as QuickJS's JS_ToCString does.
+func (r *run) toString(v uint64) string {
+	packed := uint32(r.call("QJS_ToCString", uint64(r.jsContext), v))
+	if packed == 0 {
+		return ""
+	}
+	mem := r.mod.Memory()
+	pl, _ := mem.ReadUint64Le(packed)
+	addr, n := uint32(pl>>32), uint32(pl)
+	b, _ := mem.Read(addr, n)
+	s := string(b)
+	r.call("JS_FreeCString", uint64(r.jsContext), uint64(addr))
+	r.call("free", uint64(packed))
+	return s
+}
+
+func (r *run) property(obj uint64, name string) (string, bool) {
+	ptr := r.cString(name)
+	v := r.call("JS_GetPropertyStr", uint64(r.jsContext), obj, uint64(ptr))
+	r.call("free", uint64(ptr))
+	if v>>32 == jsTagUndefined || isException(v) {
+		return "", false
+	}
+	s := r.toString(v)
+	r.call("JS_FreeValue", uint64(r.jsContext), v)
+	return s, true
+}
+
+// eval runs source as a global script. QJS_Eval awaits a promise result and then drives jobs and timers until
+// none are left.
+func (r *run) eval(source string, filename uint32) (string, error) {
+	src := r.cString(source)
+	opts := uint32(r.call("QJS_CreateEvalOption", uint64(src), 0, 0, uint64(filename), 0))
+	if opts == 0 {
+		r.memory.refused = true
+		return "", NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
+	}
+	v := r.call("QJS_Eval", uint64(r.jsContext), uint64(opts))
+	if isException(v) {
+		return "", r.exception()
+	}
+	if v>>32 == jsTagUndefined {
+		return "", nil
+	}
+	s := r.toString(v)
+	r.call("JS_FreeValue", uint64(r.jsContext), v)
+	return s, nil
+}
+
+func (r *run) exception() error {
+	exc := r.call("JS_GetException", uint64(r.jsContext))
+	e := &ScriptError{}
+	var isError bool
+	if e.Name, isError = r.property(exc, "name"); isError {
+		e.Message, _ = r.property(exc, "message")
+		e.Stack, _ = r.property(exc, "stack")
+	} else {
+		e.Message = r.toString(exc)
+	}
+	e.Line = LineOf(e.Stack, e.Message)
+	return e
+}
+
+// LineOf finds the first "<input>:LINE" position QuickJS put in a stack trace (or, for some syntax errors, in
+// the message): the innermost frame of the script itself.
+func LineOf(texts ...string) int {
+	const marker = ScriptFilename + ":"
+	for _, t := range texts {
+		if i := strings.Index(t, marker); i >= 0 {
+			rest := t[i+len(marker):]
+			end := strings.IndexFunc(rest, func(c rune) bool { return c < '0' || c > '9' })
+			if end < 0 {
+				end = len(rest)
+			}
+			if n, err := strconv.Atoi(rest[:end]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// virtualClock gives the guest a clock that starts at the real time of the run (millisecond resolution) and
+// advances only virtually: a microsecond per read, and by the requested amount on sleep. Sleeps and timers
+// never block, so a run's timing cannot be used to stall the host, and a script that waits on timers finishes
+// as fast as its work allows.
+type virtualClock struct {
+	base    int64 // Unix nanoseconds
+	elapsed int64
+}
+
+const clockTick = int64(time.Microsecond)
+
+func newVirtualClock(start time.Time) virtualClock {
+	return virtualClock{base: start.Truncate(time.Millisecond).UnixNano()}
+}
+
+func (c *virtualClock) advance(ns int64) int64 {
+	if ns > 0 && c.elapsed < math.MaxInt64/2-ns {
+		c.elapsed += ns
+	}
+	return c.base + c.elapsed
+}
+
+func (c *virtualClock) walltime() (int64, int32) {
+	t := c.advance(clockTick)
+	return t / 1e9, int32(t % 1e9)
+}
+
+func (c *virtualClock) nanotime() int64 { return c.advance(clockTick) }
+func (c *virtualClock) sleep(ns int64)  { c.advance(ns) }
+
+// boundedBuffer keeps the first limit bytes written and silently drops the rest: the guest must never see a
+// write error (QuickJS would retry or misbehave), and the host must never hold unbounded output.
+type boundedBuffer struct {
+	limit int
+	buf   []byte
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (b *boundedBuffer) String() string { return string(b.buf) }
