@@ -31,6 +31,7 @@ const (
 func commands() map[string]command {
 	return map[string]command{
 		"version": {summary: "print the version", run: runVersion},
+		"search":  {summary: "rank the tools of a catalog file for a query", run: runSearch},
 	}
 }
 

@@ -1,0 +1,89 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			tools := synthTools(n)
+			c, err := New(tools, nil)
+			require.NoError(b, err)
+			qs := synthQueries(tools)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := c.Search(ctx, qs[i%len(qs)], 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBuild measures index build time and the memory a catalog keeps per tool (live heap after build,
+// including the copied schemas), so that a change which makes building superlinear or bloats the index shows.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			tools := synthTools(n)
+			var keep *Catalog
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				c, err := New(tools, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				keep = c
+			}
+			b.StopTimer()
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc))/float64(n), "heapB/tool")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/tool")
+			runtime.KeepAlive(keep)
+		})
+	}
+}
+
+// TestSyntheticSearchTwin proves the benchmarks measure real searches: on the same generated catalogs, exact
+// names come first, each query finds hits, and results are identical across two builds.
+func TestSyntheticSearchTwin(t *testing.T) {
+	for _, n := range []int{1000, 10000} {
+		t.Run(fmt.Sprintf("tools=%d", n), func(t *testing.T) {
+			tools := synthTools(n)
+			c1, err := New(tools, nil)
+			require.NoError(t, err)
+			c2, err := New(synthTools(n), nil)
+			require.NoError(t, err)
+			require.Equal(t, n, c1.Len())
+			ctx := context.Background()
+			for _, q := range synthQueries(tools) {
+				h1, err := c1.Search(ctx, q, 10)
+				require.NoError(t, err)
+				h2, err := c2.Search(ctx, q, 10)
+				require.NoError(t, err)
+				require.NotEmpty(t, h1, q)
+				require.Equal(t, h1, h2, "search must be deterministic")
+			}
+			mid := tools[n/2]
+			hits, err := c1.Search(ctx, mid.Name, 3)
+			require.NoError(t, err)
+			require.Equal(t, mid.ID(), hits[0].ID)
+			hits, err = c1.Search(ctx, "shedule an event in the calendar", 10)
+			require.NoError(t, err)
+			for _, h := range hits[:3] {
+				require.Contains(t, h.Name, "schedule_event", "the typo must be corrected to schedule")
+			}
+		})
+	}
+}

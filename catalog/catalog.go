@@ -1,0 +1,428 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/signatures"
+)
+
+// Defaults of Options (SPEC §3).
+const (
+	DefaultSearchLimit = 8
+	DefaultMaxSearch   = 20
+)
+
+// Options configure New. A nil *Options and zero fields mean the defaults.
+type Options struct {
+	// Policy filters the tools; nil allows all. A denied tool is not in the catalog at all.
+	Policy *Policy
+	// SearchDefaultLimit is the limit of a search that asks for none (0 → 8).
+	SearchDefaultLimit int
+	// MaxSearchLimit caps every search (0 → 20). Larger limits are clamped, not refused.
+	MaxSearchLimit int
+	// Signatures bounds the input and output hints of descriptors; nil means the SPEC bounds.
+	Signatures *signatures.Options
+}
+
+func (o *Options) limits() (def, maxLimit int) {
+	def, maxLimit = DefaultSearchLimit, DefaultMaxSearch
+	if o != nil && o.MaxSearchLimit > 0 {
+		maxLimit = o.MaxSearchLimit
+	}
+	if o != nil && o.SearchDefaultLimit > 0 {
+		def = o.SearchDefaultLimit
+	}
+	return min(def, maxLimit), maxLimit
+}
+
+// Stats are the catalog's counters. They belong to the run or session, so a catalog reused by a Cache keeps them.
+type Stats struct {
+	Searches  int64 `json:"searches"`
+	Describes int64 `json:"describes"`
+	Calls     int64 `json:"calls"`
+}
+
+type counters struct {
+	searches, describes, calls atomic.Int64
+}
+
+// entry is one cataloged tool with its lazily rendered descriptor.
+type entry struct {
+	tool Tool
+	id   string
+	desc atomic.Pointer[Descriptor]
+}
+
+// Catalog is the effective, searchable tool set of one run or session. It is immutable once built apart from its
+// counters, and safe for concurrent use by any number of goroutines.
+type Catalog struct {
+	entries      []*entry // sorted by id; the index refers to tools by position
+	byID         map[string]*entry
+	byName       map[string][]*entry
+	sources      map[Source]int
+	ix           *index
+	stats        *counters
+	fingerprint  string
+	defaultLimit int
+	maxLimit     int
+	sigOpts      *signatures.Options
+}
+
+// New builds the catalog of tools that survive opts.Policy. Direct-only tools are left out: they stay directly
+// visible to the model and are never searched. Two tools with one id, a tool without a name or source name, or
+// an unknown source is an error (ErrDuplicateTool, ErrInvalidTool), whether or not the policy would drop it.
+func New(tools []Tool, opts *Options) (*Catalog, error) {
+	return newCatalog(tools, opts, fingerprintOf(tools, opts), &counters{}, defaultRankConfig())
+}
+
+func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg rankConfig) (*Catalog, error) {
+	def, maxLimit := opts.limits()
+	c := &Catalog{
+		byID:         make(map[string]*entry),
+		byName:       make(map[string][]*entry),
+		sources:      make(map[Source]int),
+		stats:        stats,
+		fingerprint:  fp,
+		defaultLimit: def,
+		maxLimit:     maxLimit,
+	}
+	var policy *Policy
+	if opts != nil {
+		policy = opts.Policy
+		c.sigOpts = opts.Signatures
+	}
+	seen := make(map[string]bool, len(tools))
+	for i := range tools {
+		t := &tools[i]
+		if err := validate(t); err != nil {
+			return nil, err
+		}
+		id := t.ID()
+		if seen[id] {
+			return nil, fmt.Errorf("%w: %s", ErrDuplicateTool, id)
+		}
+		seen[id] = true
+		if t.CatalogMode == CatalogModeDirectOnly || !policy.Allows(t) {
+			continue
+		}
+		c.entries = append(c.entries, &entry{tool: cloneTool(t), id: id})
+	}
+	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].id < c.entries[j].id })
+	docs := make([]docText, len(c.entries))
+	for i, e := range c.entries {
+		t := &e.tool
+		c.byID[e.id] = e
+		c.byName[t.Name] = append(c.byName[t.Name], e)
+		c.sources[t.Source]++
+		desc := t.Description
+		if len(desc) > maxDescribeText {
+			desc = desc[:maxDescribeText]
+		}
+		docs[i] = docText{
+			fields: [numFields]string{
+				fieldName:        t.Name,
+				fieldLabel:       t.Label,
+				fieldSource:      t.SourceName,
+				fieldDescription: desc,
+				fieldParams:      paramText(t.Parameters),
+			},
+			name: strings.ToLower(t.Name),
+			id:   strings.ToLower(e.id),
+		}
+	}
+	c.ix = buildIndex(docs, cfg)
+	return c, nil
+}
+
+func validate(t *Tool) error {
+	switch t.Source {
+	case SourceOpenClaw, SourceMCP, SourceClient:
+	default:
+		return fmt.Errorf("%w: %q has unknown source %q", ErrInvalidTool, t.Name, t.Source)
+	}
+	if strings.TrimSpace(t.Name) == "" || strings.TrimSpace(t.SourceName) == "" {
+		return fmt.Errorf("%w: a tool needs a name and a source name (got %q)", ErrInvalidTool, t.ID())
+	}
+	return nil
+}
+
+// cloneTool copies the slices a caller could change after New returns, so the catalog stays immutable.
+func cloneTool(t *Tool) Tool {
+	c := *t
+	c.Parameters = append([]byte(nil), t.Parameters...)
+	if len(c.Parameters) == 0 {
+		c.Parameters = []byte(`{"type":"object","properties":{}}`)
+	}
+	if t.OutputSchema != nil {
+		c.OutputSchema = append([]byte(nil), t.OutputSchema...)
+	}
+	c.Groups = append([]string(nil), t.Groups...)
+	return c
+}
+
+// Len is the number of cataloged tools.
+func (c *Catalog) Len() int { return len(c.entries) }
+
+// Tools returns the cataloged tools sorted by id. The pointers are the catalog's own: do not modify them.
+func (c *Catalog) Tools() []*Tool {
+	out := make([]*Tool, len(c.entries))
+	for i, e := range c.entries {
+		out[i] = &e.tool
+	}
+	return out
+}
+
+// Sources returns how many cataloged tools each source contributes.
+func (c *Catalog) Sources() map[Source]int {
+	out := make(map[Source]int, len(c.sources))
+	for s, n := range c.sources {
+		out[s] = n
+	}
+	return out
+}
+
+// Fingerprint identifies the tool set and options the catalog was built from: ids, labels, descriptions,
+// schemas, groups, catalog modes, handler identity and options. Equal fingerprints mean an equal catalog.
+func (c *Catalog) Fingerprint() string { return c.fingerprint }
+
+// Stats returns a snapshot of the counters.
+func (c *Catalog) Stats() Stats {
+	return Stats{
+		Searches:  c.stats.searches.Load(),
+		Describes: c.stats.describes.Load(),
+		Calls:     c.stats.calls.Load(),
+	}
+}
+
+// RecordCall counts one tool call; the runtime calls it, since the catalog does not run tools.
+func (c *Catalog) RecordCall() { c.stats.calls.Add(1) }
+
+// Lookup resolves an exact id or a unique name. A name shared by several tools is an *AmbiguousToolError; no
+// match is an *UnknownToolError with up to three suggestions. Ids and names are matched exactly first, then
+// ignoring case if that is unambiguous.
+func (c *Catalog) Lookup(idOrName string) (*Tool, error) {
+	e, err := c.lookup(idOrName)
+	if err != nil {
+		return nil, err
+	}
+	return &e.tool, nil
+}
+
+func (c *Catalog) lookup(q string) (*entry, error) {
+	q = strings.TrimSpace(q)
+	if e, ok := c.byID[q]; ok {
+		return e, nil
+	}
+	if es := c.byName[q]; len(es) > 0 {
+		if len(es) > 1 {
+			return nil, ambiguous(q, es)
+		}
+		return es[0], nil
+	}
+	if q != "" {
+		var folded []*entry
+		for _, e := range c.entries {
+			if strings.EqualFold(e.id, q) {
+				return e, nil
+			}
+			if strings.EqualFold(e.tool.Name, q) {
+				folded = append(folded, e)
+			}
+		}
+		if len(folded) == 1 {
+			return folded[0], nil
+		}
+		if len(folded) > 1 {
+			return nil, ambiguous(q, folded)
+		}
+	}
+	return nil, &UnknownToolError{Query: q, Suggestions: c.suggest(q)}
+}
+
+func ambiguous(name string, es []*entry) error {
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.id
+	}
+	sort.Strings(ids)
+	return &AmbiguousToolError{Name: name, IDs: ids}
+}
+
+// maxSuggestions is how many ids an unknown-tool error offers.
+const maxSuggestions = 3
+
+// suggest proposes ids for a query that matched nothing: first tools whose name is a few typos from the query's
+// name part, then the best search hits for it.
+func (c *Catalog) suggest(q string) []string {
+	if q == "" || len(c.entries) == 0 {
+		return nil
+	}
+	name := strings.ToLower(q)
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name = name[i+1:]
+	}
+	limit := max(2, len(name)/3)
+	type near struct {
+		e    *entry
+		dist int
+	}
+	var close []near
+	for _, e := range c.entries {
+		if d := editDistance(name, strings.ToLower(e.tool.Name), limit); d <= limit {
+			close = append(close, near{e, d})
+		}
+	}
+	sort.SliceStable(close, func(i, j int) bool { return close[i].dist < close[j].dist })
+	var out []string
+	add := func(id string) {
+		for _, x := range out {
+			if x == id {
+				return
+			}
+		}
+		if len(out) < maxSuggestions {
+			out = append(out, id)
+		}
+	}
+	for _, n := range close {
+		add(n.e.id)
+	}
+	for _, r := range c.ix.search(q, maxSuggestions) {
+		add(c.entries[r.doc].id)
+	}
+	return out
+}
+
+// Describe returns the descriptor and full schemas of an exact id or unique name, and counts one describe.
+func (c *Catalog) Describe(idOrName string) (*Description, error) {
+	e, err := c.lookup(idOrName)
+	if err != nil {
+		return nil, err
+	}
+	c.stats.describes.Add(1)
+	return &Description{
+		Descriptor:   c.descriptor(e),
+		Parameters:   append([]byte(nil), e.tool.Parameters...),
+		OutputSchema: append([]byte(nil), e.tool.OutputSchema...),
+	}, nil
+}
+
+// Descriptor returns the compact descriptor of t (SPEC §2). Hints of cataloged tools are rendered once.
+func (c *Catalog) Descriptor(t *Tool) Descriptor {
+	if e, ok := c.byID[t.ID()]; ok && &e.tool == t {
+		return c.descriptor(e)
+	}
+	return render(t, c.sigOpts)
+}
+
+func (c *Catalog) descriptor(e *entry) Descriptor {
+	if d := e.desc.Load(); d != nil {
+		return *d
+	}
+	d := render(&e.tool, c.sigOpts)
+	e.desc.CompareAndSwap(nil, &d)
+	return d
+}
+
+func render(t *Tool, opts *signatures.Options) Descriptor {
+	d := Descriptor{
+		ID:          t.ID(),
+		Source:      t.Source,
+		SourceName:  t.SourceName,
+		Name:        t.Name,
+		Label:       t.Label,
+		Description: t.Description,
+		Input:       signatures.Unknown,
+	}
+	if t.Trusted() {
+		d.Input = signatures.Input(t.Parameters, opts)
+		if len(t.OutputSchema) > 0 {
+			if hint, ok := signatures.Output(t.OutputSchema, opts); ok {
+				d.Output = hint
+			}
+		}
+	}
+	return d
+}
+
+// Search ranks the catalog for query (SPEC §3) and counts one search. limit 0 means the default limit, a limit
+// above the maximum is clamped, a negative one is ErrInvalidLimit. An empty query, or one none of whose words
+// match, returns no hits.
+func (c *Catalog) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	limit, err := c.limit(limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.stats.searches.Add(1)
+	return c.hits(c.ix.search(query, limit)), nil
+}
+
+func (c *Catalog) limit(limit int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, ErrInvalidLimit
+	case limit == 0:
+		return c.defaultLimit, nil
+	default:
+		return min(limit, c.maxLimit), nil
+	}
+}
+
+// exactScoreBonus lifts exact name or id matches above any ranked score in the reported numbers, matching the
+// order they are sorted in.
+const exactScoreBonus = 1000
+
+func (c *Catalog) hits(rs []scored) []Hit {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]Hit, len(rs))
+	for i, r := range rs {
+		score := float64(r.score)
+		if r.exact {
+			score += exactScoreBonus
+		}
+		out[i] = Hit{Descriptor: c.descriptor(c.entries[r.doc]), Score: math.Round(score*1e4) / 1e4}
+	}
+	return out
+}
+
+// SearchBatch runs up to MaxBatchQueries searches, each with limit, and merges their hits without duplicates:
+// round-robin by rank (every query's best hit comes before any query's second), a tool appearing under several
+// queries keeping its first place. Each query counts as one search.
+func (c *Catalog) SearchBatch(ctx context.Context, queries []string, limit int) ([]Hit, error) {
+	if len(queries) > MaxBatchQueries {
+		return nil, ErrTooManyQueries
+	}
+	limit, err := c.limit(limit)
+	if err != nil {
+		return nil, err
+	}
+	per := make([][]scored, len(queries))
+	for i, q := range queries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c.stats.searches.Add(1)
+		per[i] = c.ix.search(q, limit)
+	}
+	var merged []scored
+	seen := make(map[uint32]bool)
+	for rank := 0; rank < limit; rank++ {
+		for _, rs := range per {
+			if rank < len(rs) && !seen[rs[rank].doc] {
+				seen[rs[rank].doc] = true
+				merged = append(merged, rs[rank])
+			}
+		}
+	}
+	return c.hits(merged), nil
+}

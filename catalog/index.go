@@ -1,0 +1,646 @@
+package catalog
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sahilm/fuzzy"
+)
+
+// The fields of a tool the ranker reads. The name is split like any text ("browser_take_screenshot" → browser,
+// take, screenshot), so it takes part in BM25F with the highest boost.
+const (
+	fieldName = iota
+	fieldLabel
+	fieldSource // sourceName: "github", "slack"; agents name the service they want
+	fieldDescription
+	fieldParams // parameter names and descriptions, bounded
+	numFields
+)
+
+// Bounds on a query, so that a model pasting a page into search costs no more than a long question.
+const (
+	maxQueryBytes  = 2048
+	maxQueryGroups = 32
+	maxPrefixTerms = 8
+	maxFuzzyTerms  = 4
+)
+
+// rankConfig holds the ranker's constants. It is a value, not package state, so that the quality test can
+// measure variants side by side; New always uses defaultRankConfig.
+type rankConfig struct {
+	k1    float32
+	boost [numFields]float32 // BM25F field weights
+	b     [numFields]float32 // BM25F length normalisation per field
+
+	synonymWeight float32 // a synonym counts this much of the word itself
+	prefixWeight  float32 // a word the query word is a prefix of ("calend" → calendar), scaled by length ratio
+	fuzzyWeight   float32 // a typo-corrected word ("sceenshot" → screenshot)
+
+	coverage     float32 // bonus for matching more of the query's distinct words
+	surface      float32 // extra weight when a query word appears unstemmed in the tool name ("issues" in list_issues)
+
+	lightVerb float32 // factor on light verbs of the query ("make", "take", "put")
+
+	noSynonyms, noPrefix, noFuzzy, noAbbreviations bool // ablations for the quality test
+}
+
+func defaultRankConfig() rankConfig {
+	return rankConfig{
+		k1:            0.9,
+		boost:         [numFields]float32{fieldName: 3, fieldLabel: 2, fieldSource: 1.5, fieldDescription: 1, fieldParams: 0.5},
+		b:             [numFields]float32{fieldName: 0.5, fieldLabel: 0.5, fieldSource: 0, fieldDescription: 0.75, fieldParams: 0.75},
+		synonymWeight: 0.5,
+		prefixWeight:  0.6,
+		fuzzyWeight:   0.7,
+		coverage:      4,
+		surface:       0.25,
+		lightVerb:     0.5,
+	}
+}
+
+// posting is one (term, tool) pair. w is the query-independent part of BM25F, the saturated weighted term
+// frequency tf/(k1+tf), computed once at build time so that a query only multiplies and adds.
+type posting struct {
+	doc uint32
+	w   float32
+}
+
+// surfacePrefix marks the unstemmed name terms; no analyzed word starts with it.
+const surfacePrefix = "="
+
+// docText is what the index reads of one tool.
+type docText struct {
+	fields [numFields]string
+	name   string // exact-match keys, lowercased
+	id     string
+}
+
+// index is immutable once built and safe for concurrent use; per-query buffers come from a pool.
+type index struct {
+	cfg       rankConfig
+	n         int
+	terms     map[string]uint32
+	vocab     []string
+	byString  []uint32 // term ids sorted by term, for prefix expansion
+	byFirst   map[byte][]string // surface words (unstemmed, as written in tools) by first letter, for typo fixes
+	stemOf    map[string]uint32 // surface word → its term
+	postings  [][]posting
+	idf       []float32
+	synonyms  map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
+	exact     map[string][]uint32 // lowercased name or id → tools
+	scratch   sync.Pool
+}
+
+func buildIndex(docs []docText, cfg rankConfig) *index {
+	ix := &index{
+		cfg:       cfg,
+		n:         len(docs),
+		terms:     make(map[string]uint32),
+		exact:     make(map[string][]uint32),
+		synonyms:  make(map[string][]uint32),
+		byFirst:   make(map[byte][]string),
+		stemOf:    make(map[string]uint32),
+	}
+	type entry struct {
+		term uint32
+		tf   [numFields]uint16
+	}
+	var (
+		flat    = make([]entry, 0, 48*len(docs)) // about the terms of a tool with a one-paragraph description
+		ends    = make([]int, len(docs)) // flat[ends[d-1]:ends[d]] are the entries of tool d
+		lens    = make([][numFields]uint32, len(docs))
+		slot    []int32 // term id → its entry in the current tool, or -1
+		sumLens [numFields]float64
+	)
+	for d := range docs {
+		start := len(flat)
+		for f := 0; f <= numFields; f++ {
+			text, field := "", f
+			if f == numFields {
+				// The name once more, unstemmed, as "=word" terms of the name field: a query word that matches
+				// the name's exact form is stronger evidence than one that shares its stem.
+				text, field = docs[d].fields[fieldName], fieldName
+			} else {
+				text = docs[d].fields[f]
+			}
+			splitWords(text, func(w string) {
+				t := analyze(w)
+				if t == "" {
+					return
+				}
+				if f == numFields {
+					t = surfacePrefix + w
+				}
+				id, ok := ix.terms[t]
+				if !ok {
+					id = uint32(len(ix.vocab))
+					ix.terms[t] = id
+					ix.vocab = append(ix.vocab, t)
+					slot = append(slot, -1)
+				}
+				if _, ok := ix.stemOf[w]; !ok && f < numFields && len(w) >= 3 && isASCIILetters(w) {
+					ix.stemOf[w] = id
+					ix.byFirst[w[0]] = append(ix.byFirst[w[0]], w)
+				}
+				if slot[id] < 0 {
+					slot[id] = int32(len(flat))
+					flat = append(flat, entry{term: id})
+				}
+				if e := &flat[slot[id]]; e.tf[field] < math.MaxUint16 {
+					e.tf[field]++
+				}
+				if f < numFields {
+					lens[d][f]++
+				}
+			})
+		}
+		for i := start; i < len(flat); i++ {
+			slot[flat[i].term] = -1
+		}
+		ends[d] = len(flat)
+		for f := range sumLens {
+			sumLens[f] += float64(lens[d][f])
+		}
+		ix.exact[docs[d].name] = append(ix.exact[docs[d].name], uint32(d))
+		if docs[d].id != docs[d].name {
+			ix.exact[docs[d].id] = append(ix.exact[docs[d].id], uint32(d))
+		}
+	}
+
+	df := make([]uint32, len(ix.vocab))
+	for _, e := range flat {
+		df[e.term]++
+	}
+	ix.postings = make([][]posting, len(ix.vocab))
+	ix.idf = make([]float32, len(ix.vocab))
+	n := float64(len(docs))
+	for t, c := range df {
+		ix.postings[t] = make([]posting, 0, c)
+		// The BM25 idf with +1 inside the log: never negative, so a word in every tool still counts a little.
+		ix.idf[t] = float32(math.Log(1 + (n-float64(c)+0.5)/(float64(c)+0.5)))
+	}
+	var avg [numFields]float32
+	for f := range avg {
+		avg[f] = float32(sumLens[f] / math.Max(n, 1))
+		if avg[f] == 0 {
+			avg[f] = 1
+		}
+	}
+	start := 0
+	for d := range docs {
+		for _, e := range flat[start:ends[d]] {
+			var tf float32
+			for f := 0; f < numFields; f++ {
+				if e.tf[f] == 0 {
+					continue
+				}
+				norm := 1 - cfg.b[f] + cfg.b[f]*float32(lens[d][f])/avg[f]
+				tf += cfg.boost[f] * float32(e.tf[f]) / norm
+			}
+			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d), w: tf * (cfg.k1 + 1) / (cfg.k1 + tf)})
+		}
+		start = ends[d]
+	}
+
+	ix.byString = make([]uint32, len(ix.vocab))
+	for i := range ix.byString {
+		ix.byString[i] = uint32(i)
+	}
+	sort.Slice(ix.byString, func(i, j int) bool { return ix.vocab[ix.byString[i]] < ix.vocab[ix.byString[j]] })
+	for _, words := range ix.byFirst {
+		sort.Strings(words) // map iteration and tool order must not change which typo fix wins a tie
+	}
+	for _, line := range strings.Split(synonymGroups, "\n") {
+		group := tokenize(line)
+		for _, s := range group {
+			for _, o := range group {
+				if id, ok := ix.terms[o]; ok && o != s && !containsID(ix.synonyms[s], id) {
+					ix.synonyms[s] = append(ix.synonyms[s], id)
+				}
+			}
+		}
+	}
+	return ix
+}
+
+func containsID(ids []uint32, id uint32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// expansion is one index term a query word stands for, with how much it counts.
+type expansion struct {
+	term uint32
+	w    float32
+}
+
+// queryGroup is one distinct query word and everything it expands to. A tool scores the best expansion of each
+// group, never the sum, so a word with many synonyms does not outweigh a word with none.
+type queryGroup struct {
+	word    string
+	exps    []expansion
+	hint    bool   // a weak signal that neither counts as a matched word nor as a word to match
+	surface uint32 // the "=word" term of the unstemmed query word, when some tool name has it
+	hasSurf bool
+}
+
+// parseQuery analyzes a query into groups, and finds the tools it names exactly.
+func (ix *index) parseQuery(q string) (groups []queryGroup, exact []uint32) {
+	if len(q) > maxQueryBytes {
+		q = q[:maxQueryBytes]
+	}
+	exact = ix.exactMatches(q)
+	seen := make(map[string]bool)
+	splitWords(q, func(w string) { ix.addGroup(&groups, seen, w) })
+	return groups, exact
+}
+
+func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) {
+	t := analyze(w)
+	if t == "" || seen[t] || len(*groups) >= maxQueryGroups {
+		return
+	}
+	seen[t] = true
+	g := queryGroup{word: t, exps: ix.expand(w, t)}
+	if ix.cfg.lightVerb < 1 && isLightVerb(t) {
+		for i := range g.exps {
+			g.exps[i].w *= ix.cfg.lightVerb
+		}
+		g.hint = true // nor does it count as a matched word
+	}
+	g.surface, g.hasSurf = ix.terms[surfacePrefix+w]
+	*groups = append(*groups, g)
+}
+
+// expand maps one query word (raw and stemmed) to index terms.
+func (ix *index) expand(raw, t string) []expansion {
+	var exps []expansion
+	add := func(id uint32, w float32) {
+		for i := range exps {
+			if exps[i].term == id {
+				exps[i].w = max(exps[i].w, w)
+				return
+			}
+		}
+		exps = append(exps, expansion{id, w})
+	}
+	id, known := ix.terms[t]
+	if known {
+		add(id, 1)
+	}
+	if long := abbreviation(raw); long != "" && !ix.cfg.noAbbreviations {
+		// The spelled-out words stand for the same single concept, so they join this word's group.
+		splitWords(long, func(x string) {
+			if id, ok := ix.terms[analyze(x)]; ok {
+				add(id, 1)
+				known = true
+			}
+		})
+	}
+	if !ix.cfg.noSynonyms {
+		for _, s := range ix.synonyms[t] {
+			add(s, ix.cfg.synonymWeight)
+		}
+	}
+	if !ix.cfg.noPrefix && len(raw) >= 3 {
+		ix.prefixes(raw, func(id uint32) {
+			add(id, ix.cfg.prefixWeight*float32(len(raw))/float32(len(ix.vocab[id])))
+		})
+	}
+	if !ix.cfg.noFuzzy && !known && len(exps) == 0 {
+		for _, id := range ix.typoFixes(raw) {
+			add(id, ix.cfg.fuzzyWeight)
+		}
+	}
+	return exps
+}
+
+// prefixes calls fn with up to maxPrefixTerms of the shortest vocabulary terms that strictly extend p: an agent
+// cut short ("screensh", "calend") or wrote the short form of a longer word ("repo", "config").
+func (ix *index) prefixes(p string, fn func(uint32)) {
+	i := sort.Search(len(ix.byString), func(i int) bool { return ix.vocab[ix.byString[i]] >= p })
+	var found []uint32
+	for ; i < len(ix.byString) && len(found) < 8*maxPrefixTerms; i++ {
+		id := ix.byString[i]
+		v := ix.vocab[id]
+		if !strings.HasPrefix(v, p) {
+			break
+		}
+		if len(v) > len(p) {
+			found = append(found, id)
+		}
+	}
+	sort.SliceStable(found, func(a, b int) bool { return len(ix.vocab[found[a]]) < len(ix.vocab[found[b]]) })
+	for _, id := range found[:min(len(found), maxPrefixTerms)] {
+		fn(id)
+	}
+}
+
+// maxEdits is how many typos a word of this length may carry and still be corrected: short words have too many
+// neighbours to guess from.
+func maxEdits(n int) int {
+	switch {
+	case n < 4:
+		return 0
+	case n < 8:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// typoFixes returns the terms of words one or two typos away from the query word w, compared as written (a
+// typo is made in "issue", not in its stem "issu"). Dropped letters ("sceenshot") are found with sahilm/fuzzy,
+// which matches w as a subsequence, keeping only candidates at most maxEdits letters longer; swapped and wrong
+// letters with a bounded Damerau–Levenshtein distance. Candidates share w's first or second letter, which keeps
+// this cheap on large vocabularies and avoids wild guesses. Only the closest candidates are returned.
+func (ix *index) typoFixes(w string) []uint32 {
+	k := maxEdits(len(w))
+	if k == 0 || !isASCIILetters(w) {
+		return nil
+	}
+	type fix struct {
+		word string
+		dist int
+	}
+	var fixes []fix
+	seen := make(map[string]bool)
+	buckets := []byte{w[0]}
+	if w[1] != w[0] {
+		buckets = append(buckets, w[1])
+	}
+	for _, first := range buckets {
+		var cands []string
+		for _, v := range ix.byFirst[first] {
+			if len(v) >= len(w)-k && len(v) <= len(w)+k && v != w {
+				cands = append(cands, v)
+			}
+		}
+		for _, m := range fuzzy.Find(w, cands) {
+			if d := len(m.Str) - len(w); d <= k && !seen[m.Str] {
+				seen[m.Str] = true
+				fixes = append(fixes, fix{m.Str, d})
+			}
+		}
+		for _, v := range cands {
+			if seen[v] {
+				continue
+			}
+			if d := editDistance(w, v, k); d <= k {
+				seen[v] = true
+				fixes = append(fixes, fix{v, d})
+			}
+		}
+	}
+	sort.Slice(fixes, func(i, j int) bool {
+		if fixes[i].dist != fixes[j].dist {
+			return fixes[i].dist < fixes[j].dist
+		}
+		return fixes[i].word < fixes[j].word
+	})
+	var out []uint32
+	for i := 0; i < len(fixes) && len(out) < maxFuzzyTerms && fixes[i].dist == fixes[0].dist; i++ {
+		if id := ix.stemOf[fixes[i].word]; !containsID(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// editDistance is the optimal-string-alignment distance between a and b (insertions, deletions, substitutions
+// and adjacent transpositions), or limit+1 as soon as it must exceed limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			best = min(best, v)
+		}
+		if best > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// exactMatches returns the tools a query names exactly: the whole query is a tool's name or id, or one of its
+// words is a tool id or an identifier-shaped name ("browser_take_screenshot", "createIssue", "web-search").
+// A plain word that happens to be a tool's name ("read", "message") inside a sentence is not taken as naming
+// that tool; the ranking still weighs it through the name field.
+func (ix *index) exactMatches(q string) []uint32 {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return nil
+	}
+	var out []uint32
+	if docs, ok := ix.exact[strings.ToLower(strings.Trim(q, "`'\"“”‘’"))]; ok {
+		out = append(out, docs...)
+	}
+	for _, w := range strings.Fields(q) {
+		w = strings.Trim(w, "`'\"“”‘’()[]{}<>,;!?.:")
+		if w == "" || !identifierShaped(w) {
+			continue
+		}
+		for _, d := range ix.exact[strings.ToLower(w)] {
+			if !containsID(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func identifierShaped(w string) bool {
+	if strings.ContainsAny(w, "_-:.") {
+		return true
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i] >= 'A' && w[i] <= 'Z' && w[i-1] >= 'a' && w[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// scored is one ranked tool.
+type scored struct {
+	doc   uint32
+	score float32
+	exact bool
+}
+
+// better orders results: exact names first, then score, then id (tools are indexed in id order).
+func better(a, b scored) bool {
+	if a.exact != b.exact {
+		return a.exact
+	}
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}
+
+type scratch struct {
+	acc      []float32 // total score per tool
+	group    []float32 // best expansion of the current group per tool
+	matched  []uint8   // groups matched per tool
+	touched  []uint32
+	gtouched []uint32
+}
+
+func (ix *index) getScratch() *scratch {
+	if s, ok := ix.scratch.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{
+		acc:     make([]float32, ix.n),
+		group:   make([]float32, ix.n),
+		matched: make([]uint8, ix.n),
+	}
+}
+
+// search ranks the tools for q and returns at most limit of them, best first.
+func (ix *index) search(q string, limit int) []scored {
+	groups, exact := ix.parseQuery(q)
+	if (len(groups) == 0 && len(exact) == 0) || limit <= 0 {
+		return nil
+	}
+	s := ix.getScratch()
+	defer ix.scratch.Put(s)
+
+	live := 0 // groups that match any tool: a word no tool has cannot tell tools apart
+	for _, g := range groups {
+		if len(g.exps) > 0 && !g.hint {
+			live++
+		}
+		for _, e := range g.exps {
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				d := p.doc
+				v := idf * p.w
+				if s.group[d] == 0 {
+					s.gtouched = append(s.gtouched, d)
+				}
+				if v > s.group[d] {
+					s.group[d] = v
+				}
+			}
+		}
+		if g.hasSurf && ix.cfg.surface > 0 {
+			idf := ix.idf[g.surface] * ix.cfg.surface
+			for _, p := range ix.postings[g.surface] {
+				if d := p.doc; s.group[d] > 0 {
+					s.group[d] += idf * p.w
+				}
+			}
+		}
+		for _, d := range s.gtouched {
+			if s.acc[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			s.acc[d] += s.group[d]
+			if !g.hint {
+				s.matched[d]++
+			}
+			s.group[d] = 0
+		}
+		s.gtouched = s.gtouched[:0]
+	}
+
+	top := newTopK(limit)
+	ng := float32(max(live, 1))
+	for _, d := range s.touched {
+		cov := float32(s.matched[d]) / ng
+		score := s.acc[d] * (1 + ix.cfg.coverage*cov*cov)
+		top.push(scored{doc: d, score: score, exact: containsID(exact, d)})
+		s.acc[d], s.matched[d] = 0, 0
+	}
+	s.touched = s.touched[:0]
+	for _, d := range exact {
+		if !top.has(d) {
+			top.push(scored{doc: d, exact: true})
+		}
+	}
+	return top.sorted()
+}
+
+// topK keeps the best k results seen, as a min-heap on better.
+type topK struct {
+	k int
+	h []scored
+}
+
+func newTopK(k int) *topK { return &topK{k: k, h: make([]scored, 0, min(k, 64))} }
+
+func (t *topK) has(d uint32) bool {
+	for _, r := range t.h {
+		if r.doc == d {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *topK) push(r scored) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, r)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(t.h[p], t.h[i]) {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if !better(r, t.h[0]) {
+		return
+	}
+	t.h[0] = r
+	for i := 0; ; {
+		l, rr, w := 2*i+1, 2*i+2, i
+		if l < len(t.h) && better(t.h[w], t.h[l]) {
+			w = l
+		}
+		if rr < len(t.h) && better(t.h[w], t.h[rr]) {
+			w = rr
+		}
+		if w == i {
+			break
+		}
+		t.h[i], t.h[w] = t.h[w], t.h[i]
+		i = w
+	}
+}
+
+func (t *topK) sorted() []scored {
+	sort.Slice(t.h, func(i, j int) bool { return better(t.h[i], t.h[j]) })
+	return t.h
+}

@@ -1,0 +1,245 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/stretchr/testify/require"
+)
+
+// devQuery is one line of testdata/devset/queries.jsonl.
+type devQuery struct {
+	Query  string   `json:"query"`
+	Expect []string `json:"expect"`
+	Kind   string   `json:"kind"`
+}
+
+func loadDevSet(t testing.TB) ([]Tool, []devQuery) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/devset/catalog.json")
+	require.NoError(t, err)
+	tools, err := ParseFile(data)
+	require.NoError(t, err)
+	f, err := os.ReadFile("testdata/devset/queries.jsonl")
+	require.NoError(t, err)
+	var qs []devQuery
+	sc := bufio.NewScanner(bytes.NewReader(f))
+	for sc.Scan() {
+		var q devQuery
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &q))
+		qs = append(qs, q)
+	}
+	return tools, qs
+}
+
+// quality is hit@1, hit@5 and MRR@10 over a query set.
+type quality struct{ hit1, hit5, mrr float64 }
+
+func measure(qs []devQuery, rank func(q string) []string) (all quality, byKind map[string]quality, misses []string) {
+	byKind = make(map[string]quality)
+	counts := make(map[string]int)
+	for _, q := range qs {
+		ids := rank(q.Query)
+		pos := 0
+		for i, id := range ids {
+			if i >= 10 {
+				break
+			}
+			for _, want := range q.Expect {
+				if id == want && pos == 0 {
+					pos = i + 1
+				}
+			}
+		}
+		var r quality
+		if pos == 1 {
+			r.hit1 = 1
+		}
+		if pos >= 1 && pos <= 5 {
+			r.hit5 = 1
+		}
+		if pos > 0 {
+			r.mrr = 1 / float64(pos)
+		} else {
+			top := ""
+			if len(ids) > 0 {
+				top = ids[0]
+			}
+			misses = append(misses, fmt.Sprintf("%q want %v got %q", q.Query, q.Expect, top))
+		}
+		for _, k := range []string{"all", q.Kind} {
+			s := byKind[k]
+			s.hit1, s.hit5, s.mrr = s.hit1+r.hit1, s.hit5+r.hit5, s.mrr+r.mrr
+			byKind[k] = s
+			counts[k]++
+		}
+	}
+	for k, s := range byKind {
+		n := float64(counts[k])
+		byKind[k] = quality{s.hit1 / n, s.hit5 / n, s.mrr / n}
+	}
+	return byKind["all"], byKind, misses
+}
+
+func oursRanker(t testing.TB, tools []Tool, cfg rankConfig) func(string) []string {
+	c, err := newCatalog(tools, nil, "", &counters{}, cfg)
+	require.NoError(t, err)
+	return func(q string) []string {
+		hits, err := c.Search(context.Background(), q, 10)
+		require.NoError(t, err)
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		return ids
+	}
+}
+
+// TestSearchQuality is the ranking's report card on the development set: our ranker against a plain BM25
+// baseline (one field, lowercase words, stop words, no stemming or expansion). A held-out set decides later,
+// so the margin asserted here is what any general ranking improvement should clear, not a fitted number.
+func TestSearchQuality(t *testing.T) {
+	tools, qs := loadDevSet(t)
+	require.GreaterOrEqual(t, len(tools), 200)
+	require.GreaterOrEqual(t, len(qs), 150)
+
+	base, baseKinds, _ := measure(qs, newPlainBM25(tools).rank)
+	ours, ourKinds, misses := measure(qs, oursRanker(t, tools, defaultRankConfig()))
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "dev set: %d tools, %d queries\n", len(tools), len(qs))
+	fmt.Fprintf(&b, "%-22s %7s %7s %7s\n", "ranker", "hit@1", "hit@5", "MRR@10")
+	row := func(name string, q quality) { fmt.Fprintf(&b, "%-22s %7.3f %7.3f %7.3f\n", name, q.hit1, q.hit5, q.mrr) }
+	row("plain BM25", base)
+	row("ours", ours)
+	kinds := sortedKeys(ourKinds)
+	for _, k := range kinds {
+		if k != "all" {
+			row("  bm25/"+k, baseKinds[k])
+			row("  ours/"+k, ourKinds[k])
+		}
+	}
+	if testing.Verbose() {
+		ablations := []struct {
+			name string
+			edit func(*rankConfig)
+		}{
+			{"-synonyms", func(c *rankConfig) { c.noSynonyms = true }},
+			{"-prefix", func(c *rankConfig) { c.noPrefix = true }},
+			{"-fuzzy", func(c *rankConfig) { c.noFuzzy = true }},
+			{"-coverage", func(c *rankConfig) { c.coverage = 0 }},
+			{"-abbreviations", func(c *rankConfig) { c.noAbbreviations = true }},
+			{"-light verbs", func(c *rankConfig) { c.lightVerb = 1 }},
+			{"-surface", func(c *rankConfig) { c.surface = 0 }},
+			{"-source field", func(c *rankConfig) { c.boost[fieldSource] = 0 }},
+			{"-params field", func(c *rankConfig) { c.boost[fieldParams] = 0 }},
+			{"flat field boosts", func(c *rankConfig) { c.boost = [numFields]float32{1, 1, 1, 1, 1} }},
+		}
+		for _, a := range ablations {
+			cfg := defaultRankConfig()
+			a.edit(&cfg)
+			q, _, _ := measure(qs, oursRanker(t, tools, cfg))
+			row("ablation "+a.name, q)
+		}
+		for _, m := range misses {
+			fmt.Fprintf(&b, "miss: %s\n", m)
+		}
+	}
+	t.Log("\n" + b.String())
+
+	require.Greater(t, ours.hit1, base.hit1+0.10, "hit@1 must beat plain BM25 clearly")
+	require.Greater(t, ours.hit5, base.hit5+0.05, "hit@5 must beat plain BM25 clearly")
+	require.Greater(t, ours.mrr, base.mrr+0.08, "MRR@10 must beat plain BM25 clearly")
+}
+
+// plainBM25 is the baseline: Okapi BM25 (k1 1.2, b 0.75) over one field holding the name, description and
+// parameter text, lowercased and split on anything but letters and digits, stop words removed. It is what a
+// reasonable first implementation would do, so beating it measures the ranking ideas, not the tokenizer alone.
+type plainBM25 struct {
+	docs  []map[string]int
+	lens  []float64
+	avg   float64
+	df    map[string]int
+	ids   []string
+	k1, b float64
+}
+
+func plainWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if !isStopWord(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func newPlainBM25(tools []Tool) *plainBM25 {
+	b := &plainBM25{df: map[string]int{}, k1: 1.2, b: 0.75}
+	sorted := append([]Tool(nil), tools...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID() < sorted[j].ID() })
+	total := 0.0
+	for _, t := range sorted {
+		tf := map[string]int{}
+		words := plainWords(t.Name + " " + t.Description + " " + paramText(t.Parameters))
+		for _, w := range words {
+			tf[w]++
+		}
+		for w := range tf {
+			b.df[w]++
+		}
+		b.docs = append(b.docs, tf)
+		b.lens = append(b.lens, float64(len(words)))
+		b.ids = append(b.ids, t.ID())
+		total += float64(len(words))
+	}
+	b.avg = total / float64(len(b.docs))
+	return b
+}
+
+func (b *plainBM25) rank(q string) []string {
+	n := float64(len(b.docs))
+	type hit struct {
+		i     int
+		score float64
+	}
+	var hits []hit
+	words := plainWords(q)
+	for i, tf := range b.docs {
+		s := 0.0
+		for _, w := range words {
+			f := float64(tf[w])
+			if f == 0 {
+				continue
+			}
+			df := float64(b.df[w])
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			s += idf * f * (b.k1 + 1) / (f + b.k1*(1-b.b+b.b*b.lens[i]/b.avg))
+		}
+		if s > 0 {
+			hits = append(hits, hit{i, s})
+		}
+	}
+	sort.Slice(hits, func(x, y int) bool {
+		if hits[x].score != hits[y].score {
+			return hits[x].score > hits[y].score
+		}
+		return hits[x].i < hits[y].i
+	})
+	ids := make([]string, 0, 10)
+	for _, h := range hits[:min(10, len(hits))] {
+		ids = append(ids, b.ids[h.i])
+	}
+	return ids
+}

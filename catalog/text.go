@@ -1,0 +1,333 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxTokenBytes bounds one token: longer runs are base64, hashes or garbage, never words an agent types.
+const maxTokenBytes = 48
+
+// splitWords calls fn with each word of s, lowercased: runs of letters and digits, split again at camelCase
+// boundaries ("getHTTPResponse" → get, http, response). Separators (_ - . : / space ...) end words. Letters and
+// digits stay together ("s3", "ec2", "oauth2") because that is how services are named. One-letter words are
+// dropped. It never allocates for ASCII words that are already lowercase.
+func splitWords(s string, fn func(word string)) {
+	start := -1 // byte offset of the current word
+	var prev rune
+	emit := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := s[start:end]
+		start = -1
+		if len(w) < 2 || len(w) > maxTokenBytes {
+			return
+		}
+		fn(lower(w))
+	}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			emit(i)
+			prev = r
+			continue
+		}
+		if start >= 0 && unicode.IsUpper(r) {
+			if unicode.IsLower(prev) {
+				emit(i) // fooBar
+			} else if unicode.IsUpper(prev) {
+				// HTTPServer: the last upper letter before a lower one starts the next word.
+				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+				if unicode.IsLower(next) {
+					emit(i)
+				}
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+		prev = r
+	}
+	emit(len(s))
+}
+
+// lower lowercases w without allocating when it already is lowercase ASCII.
+func lower(w string) string {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			return strings.ToLower(w)
+		}
+	}
+	return w
+}
+
+// isStopWord reports words that carry no tool-choosing signal, including the filler agents put around a need
+// ("I want to", "please", "a tool that can"). "tool" itself is not one: "list tools" is a real query.
+func isStopWord(w string) bool {
+	switch w {
+	case "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before",
+		"being", "but", "by", "can", "could", "did", "do", "does", "doing", "each", "either", "etc", "for", "from",
+		"had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "in", "into", "is",
+		"it", "its", "itself", "just", "let", "lets", "like", "may", "me", "might", "mine", "more", "most", "must",
+		"my", "myself", "need", "needs", "no", "nor", "not", "now", "of", "on", "onto", "or", "other", "our",
+		"ours", "please", "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+		"theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "us", "use",
+		"using", "very", "via", "want", "wanna", "was", "we", "were", "what", "when", "where", "whether", "which",
+		"while", "who", "whom", "whose", "why", "will", "with", "within", "would", "you", "your", "yours",
+		"yourself", "e.g", "eg", "ie", "i.e", "somebody", "someone", "something", "thing", "things":
+		return true
+	}
+	return false
+}
+
+// noStem lists words the suffix rules below would mangle into another word's stem.
+func noStem(w string) bool {
+	switch w {
+	case "embed", "need", "feed", "seed", "speed", "bleed", "news", "always", "canvas", "alias", "atlas",
+		"bus", "gas", "series", "species", "https", "kubernetes", "during", "thing", "ring", "bring", "king",
+		"sing", "wing", "spring", "swing", "sling":
+		return true
+	}
+	return false
+}
+
+// stem is a light English stemmer: plurals, -ed, -ing, -ation and a final e, so that create, creates, created,
+// creating and creation meet. It does not try to be linguistically right (Porter's derivational steps make
+// "general" and "generate" collide, which hurts short tool descriptions); both the index and the query go
+// through it, so it only has to be consistent.
+func stem(w string) string {
+	if len(w) < 3 || noStem(w) || !isASCIILetters(w) {
+		return w
+	}
+	// Plurals and third person.
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") ||
+		strings.HasSuffix(w, "zes"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") &&
+		!(strings.HasSuffix(w, "is") && len(w) > 4):
+		w = w[:len(w)-1]
+	}
+	// Past and progressive.
+	switch {
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "eed"):
+	case strings.HasSuffix(w, "ed"):
+		if rest := w[:len(w)-2]; len(rest) >= 3 && hasVowel(rest) {
+			w = undouble(rest)
+		}
+	case strings.HasSuffix(w, "ing"):
+		if rest := w[:len(w)-3]; len(rest) >= 3 && hasVowel(rest) {
+			w = undouble(rest)
+		}
+	}
+	// The few derivations that matter for tools: notification/notify, authorization/authorize, creation/create.
+	switch {
+	case strings.HasSuffix(w, "ification"):
+		w = w[:len(w)-len("ification")] + "ify"
+	case strings.HasSuffix(w, "ization") || strings.HasSuffix(w, "isation"):
+		w = w[:len(w)-len("ization")] + "ize"
+	case strings.HasSuffix(w, "ation") && len(w) > 7:
+		w = w[:len(w)-len("ation")] + "ate"
+	}
+	if strings.HasSuffix(w, "e") && len(w) >= 4 {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func isASCIILetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasVowel(w string) bool {
+	return strings.ContainsAny(w, "aeiouy")
+}
+
+// undouble turns "runn" into "run" and "stopp" into "stop", but keeps "add", "call", "pass" and "buzz".
+func undouble(w string) string {
+	n := len(w)
+	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouylsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+// analyze is the whole pipeline for one word: stop words out, then stem. It returns "" for a dropped word.
+func analyze(w string) string {
+	if isStopWord(w) {
+		return ""
+	}
+	return stem(w)
+}
+
+// tokenize returns the analyzed terms of s in order, duplicates included.
+func tokenize(s string) []string {
+	var out []string
+	splitWords(s, func(w string) {
+		if t := analyze(w); t != "" {
+			out = append(out, t)
+		}
+	})
+	return out
+}
+
+// isLightVerb reports verbs that say little about which tool is meant ("make a label", "take a note", "put the
+// customer on a plan"): they are words of many tool names, so matching them must not outweigh the object.
+func isLightVerb(stem string) bool {
+	switch stem {
+	case "mak", "tak", "put", "giv", "get", "go", "keep", "show", "see", "tell", "help", "try", "bring", "do",
+		"check", "look", "grab", "pull":
+		return true
+	}
+	return false
+}
+
+// abbreviation expands shorthand an agent types into the words tools spell out. Unlike a synonym, the expansion
+// counts fully: "pr" is a pull request. It joins the shorthand's group, so one concept is still one query word.
+func abbreviation(w string) string {
+	switch w {
+	case "pr", "prs":
+		return "pull request"
+	case "mr":
+		return "merge request"
+	case "mkdir":
+		return "create directory"
+	case "rm", "rmdir":
+		return "remove delete"
+	case "ls":
+		return "list"
+	case "ack":
+		return "acknowledge"
+	case "dm", "dms":
+		return "direct message"
+	case "repo", "repos":
+		return "repository"
+	case "db":
+		return "database"
+	case "k8s", "kube":
+		return "kubernetes"
+	case "env":
+		return "environment"
+	case "config", "cfg":
+		return "configuration"
+	case "msg", "msgs":
+		return "message"
+	case "img", "pic", "pics":
+		return "image picture"
+	case "doc", "docs":
+		return "document"
+	case "info":
+		return "information details"
+	case "stats":
+		return "statistics"
+	case "auth":
+		return "authentication"
+	case "creds":
+		return "credentials"
+	case "tz":
+		return "timezone"
+	case "qty":
+		return "quantity"
+	case "addr":
+		return "address"
+	case "cpu":
+		return "cpu utilization"
+	case "vm", "vms":
+		return "virtual machine instance"
+	case "ci":
+		return "ci checks workflow"
+	case "sms":
+		return "sms text"
+	case "url", "urls":
+		return "url link"
+	case "todo", "todos":
+		return "todo task"
+	case "eta":
+		return "estimated time arrival"
+	}
+	return ""
+}
+
+// synonymGroups are words an agent uses interchangeably when it names a need. Each line is one group; a word may
+// sit in several. They are deliberately generic (verbs and everyday nouns of tool catalogs), not tuned to any
+// one catalog: the index expands a query term to the other members of its groups at a lower weight.
+const synonymGroups = `
+get fetch retrieve obtain read show view lookup load
+list enumerate browse show
+search find query lookup locate look discover
+create add new make insert generate
+delete remove destroy erase drop purge trash discard
+update edit modify change patch alter
+set configure assign
+send post publish deliver dispatch
+notify notification alert
+message msg dm chat
+run execute exec invoke launch trigger start
+stop kill terminate halt cancel abort
+upload put attach
+download save export
+write save store persist
+copy duplicate clone
+move rename relocate
+schedule book plan
+close resolve complete finish
+reply respond answer
+summarize summary digest
+convert transform
+compare diff
+merge combine
+approve accept
+reject decline
+restart reboot
+deploy release ship
+repository repo
+pull pr
+issue ticket bug
+directory dir folder
+document doc docs
+database db
+image img picture photo pic
+screenshot screencap capture
+email mail inbox
+event meeting appointment
+calendar agenda
+user member person people account
+channel room
+invoice bill
+payment charge transaction
+customer client
+kubernetes k8s
+environment env
+configuration config settings preferences
+instance vm server machine host
+url link website webpage page site
+web internet online
+note memo
+reminder remind alarm
+todo task
+weather forecast
+spreadsheet sheet
+presentation slides deck
+credential secret password
+error exception crash
+container docker
+cost spend billing price
+sms text
+terminal shell command bash console
+label tag
+metric metrics stats statistics analytics
+status state health
+`

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+const searchUsage = `usage: toolsearch search --catalog FILE [--limit N] [--json] QUERY
+       toolsearch search --catalog FILE --batch QUERIES.jsonl [--limit N]
+
+Ranks the tools of a catalog file for a query, the way the model's search does.
+
+FILE is a JSON array of {name, description, inputSchema, outputSchema?, source?, server?, label?}; entries with
+"server" get ids mcp:<server>:<name>, the others openclaw:file:<name>. QUERIES.jsonl has one {"query": "..."}
+object per line (other fields are ignored; "-" reads standard input); each query prints one JSON line
+{"query":...,"hits":[{"id":...,"name":...,"score":...},...]}.
+
+flags:
+  --catalog FILE   catalog file (required)
+  --limit N        hits per query (default 8, at most 50)
+  --json           print the single query's result as one JSON line
+  --batch FILE     run every query of a JSON Lines file
+`
+
+// cliMaxLimit lets evaluation runs ask for more hits than a model may (SPEC caps maxSearchLimit at 50).
+const cliMaxLimit = 50
+
+// searchLine is one line of --json and --batch output.
+type searchLine struct {
+	Query string      `json:"query"`
+	Hits  []searchHit `json:"hits"`
+}
+
+type searchHit struct {
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported below as one line, --help prints the full usage
+	catalogPath := fs.String("catalog", "", "")
+	limit := fs.Int("limit", 0, "")
+	asJSON := fs.Bool("json", false, "")
+	batch := fs.String("batch", "", "")
+
+	// Flags may come after the query words too ("search --catalog f.json take screenshot --limit 3").
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				io.WriteString(stdout, searchUsage)
+				return exitOK
+			}
+			return searchUsageError(stderr, err.Error())
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	query := strings.Join(words, " ")
+	switch {
+	case *catalogPath == "":
+		return searchUsageError(stderr, "--catalog is required")
+	case *batch != "" && query != "":
+		return searchUsageError(stderr, "give either a QUERY or --batch, not both")
+	case *batch == "" && strings.TrimSpace(query) == "":
+		return searchUsageError(stderr, "a QUERY or --batch is required")
+	case *limit < 0:
+		return searchUsageError(stderr, catalog.ErrInvalidLimit.Error())
+	}
+
+	data, err := os.ReadFile(*catalogPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitFailure
+	}
+	tools, err := catalog.ParseFile(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", *catalogPath, err)
+		return exitFailure
+	}
+	cat, err := catalog.New(tools, &catalog.Options{MaxSearchLimit: cliMaxLimit})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", *catalogPath, err)
+		return exitFailure
+	}
+
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if *batch != "" {
+		return searchBatch(ctx, cat, *batch, *limit, stdin, out, stderr)
+	}
+	hits, err := cat.Search(ctx, query, *limit)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitFailure
+	}
+	if *asJSON {
+		return writeLine(out, stderr, query, hits)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintln(out, "no matching tools")
+		return exitOK
+	}
+	for i, h := range hits {
+		fmt.Fprintf(out, "%2d. %-50s %8.4f  %s\n", i+1, h.ID, h.Score, firstLine(h.Description, 100))
+	}
+	return exitOK
+}
+
+func searchBatch(ctx context.Context, cat *catalog.Catalog, path string, limit int, stdin io.Reader, out io.Writer, stderr io.Writer) int {
+	in := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+			return exitFailure
+		}
+		defer f.Close()
+		in = f
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var q struct {
+			Query *string `json:"query"`
+		}
+		if err := json.Unmarshal([]byte(line), &q); err != nil || q.Query == nil {
+			fmt.Fprintf(stderr, "toolsearch search: %s:%d: want a JSON object with a \"query\" string\n", path, n)
+			return exitFailure
+		}
+		hits, err := cat.Search(ctx, *q.Query, limit)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch search: %s:%d: %v\n", path, n, err)
+			return exitFailure
+		}
+		if code := writeLine(out, stderr, *q.Query, hits); code != exitOK {
+			return code
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", path, err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func writeLine(out io.Writer, stderr io.Writer, query string, hits []catalog.Hit) int {
+	line := searchLine{Query: query, Hits: make([]searchHit, len(hits))}
+	for i, h := range hits {
+		line.Hits[i] = searchHit{ID: h.ID, Name: h.Name, Score: h.Score}
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitFailure
+	}
+	b = append(b, '\n')
+	if _, err := out.Write(b); err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func searchUsageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "toolsearch search: %s (run `toolsearch search --help`)\n", msg)
+	return exitUsage
+}
+
+// firstLine cuts a description to its first line and n bytes for the plain listing.
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n-3] + "..."
+	}
+	return s
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const devCatalog = "../../catalog/testdata/devset/catalog.json"
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+func TestSearchCommandUsage(t *testing.T) {
+	cat := writeFile(t, "c.json", `[{"name":"web_search","description":"Search the web"}]`)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no catalog", []string{"search", "x"}, "--catalog is required"},
+		{"no query", []string{"search", "--catalog", cat}, "a QUERY or --batch is required"},
+		{"both", []string{"search", "--catalog", cat, "--batch", "q.jsonl", "x"}, "not both"},
+		{"negative limit", []string{"search", "--catalog", cat, "--limit", "-1", "x"}, "limit must be a positive integer."},
+		{"unknown flag", []string{"search", "--nope"}, "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", tc.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one-line hint: %q", stderr)
+			assert.Contains(t, stderr, tc.want)
+			assert.Contains(t, stderr, "toolsearch search --help")
+		})
+	}
+}
+
+func TestSearchCommandHelp(t *testing.T) {
+	code, stdout, _ := runCLI(t, "", "search", "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "usage: toolsearch search --catalog FILE")
+	code, stdout, _ = runCLI(t, "", "help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "search")
+}
+
+func TestSearchCommandQuery(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "search", "--catalog", devCatalog, "sceenshot", "--limit", "3")
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 3)
+	assert.Contains(t, lines[0], "mcp:playwright:browser_take_screenshot")
+
+	code, stdout, _ = runCLI(t, "", "search", "--catalog", devCatalog, "--json", "take", "a", "screenshot")
+	require.Equal(t, exitOK, code)
+	var line searchLine
+	require.NoError(t, json.Unmarshal([]byte(stdout), &line))
+	assert.Equal(t, "take a screenshot", line.Query)
+	require.NotEmpty(t, line.Hits)
+	assert.Equal(t, "mcp:playwright:browser_take_screenshot", line.Hits[0].ID)
+	assert.Equal(t, "browser_take_screenshot", line.Hits[0].Name)
+
+	code, stdout, _ = runCLI(t, "", "search", "--catalog", devCatalog, "--json", "list")
+	require.Equal(t, exitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &line))
+	assert.Len(t, line.Hits, 8, "default limit")
+
+	code, stdout, _ = runCLI(t, "", "search", "--catalog", devCatalog, "zzzxq qqqv")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "no matching tools\n", stdout)
+}
+
+func TestSearchCommandBatch(t *testing.T) {
+	queries := `{"query": "create a github issue", "expect": ["mcp:github:create_issue"]}
+
+{"query": "", "note": "empty queries return no hits"}
+{"query": "slack_post_message"}
+`
+	path := writeFile(t, "q.jsonl", queries)
+	for _, src := range []struct{ arg, stdin string }{{path, ""}, {"-", queries}} {
+		code, stdout, stderr := runCLI(t, src.stdin, "search", "--catalog", devCatalog, "--batch", src.arg, "--limit", "10")
+		require.Equal(t, exitOK, code, stderr)
+		var got []searchLine
+		sc := bufio.NewScanner(strings.NewReader(stdout))
+		for sc.Scan() {
+			var l searchLine
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
+			assert.NotNil(t, l.Hits, "hits is [] rather than null")
+			got = append(got, l)
+		}
+		require.Len(t, got, 3)
+		assert.Equal(t, "mcp:github:create_issue", got[0].Hits[0].ID)
+		assert.LessOrEqual(t, len(got[0].Hits), 10)
+		assert.Empty(t, got[1].Hits)
+		assert.Equal(t, "mcp:slack:slack_post_message", got[2].Hits[0].ID)
+		assert.Contains(t, stdout, `{"query":"create a github issue","hits":[{"id":"mcp:github:create_issue","name":"create_issue","score":`)
+	}
+}
+
+func TestSearchCommandLimitAboveModelCap(t *testing.T) {
+	code, stdout, _ := runCLI(t, "", "search", "--catalog", devCatalog, "--json", "--limit", "30", "list")
+	require.Equal(t, exitOK, code)
+	var line searchLine
+	require.NoError(t, json.Unmarshal([]byte(stdout), &line))
+	assert.Len(t, line.Hits, 30, "the CLI allows evaluation limits up to 50")
+}
+
+func TestSearchCommandFailures(t *testing.T) {
+	bad := writeFile(t, "bad.json", `[{"description":"no name"}]`)
+	code, _, stderr := runCLI(t, "", "search", "--catalog", bad, "x")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "name is required")
+
+	code, _, stderr = runCLI(t, "", "search", "--catalog", filepath.Join(t.TempDir(), "missing.json"), "x")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "missing.json")
+
+	q := writeFile(t, "q.jsonl", "{\"query\": \"ok\"}\nnot json\n")
+	code, stdout, stderr := runCLI(t, "", "search", "--catalog", devCatalog, "--batch", q)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "q.jsonl:2")
+	assert.Equal(t, 1, strings.Count(stdout, "\n"), "lines before the bad one are printed")
+}
