@@ -8,15 +8,31 @@
 (function () {
   "use strict";
   const g = globalThis;
+  const apply = Reflect.apply;
+
+  // QuickJS wraps each host function in JS that calls the native proxy through Function.prototype.call, which a
+  // script can replace. Bind the native proxies directly (the same trick an attacker would use, done first), so
+  // host calls keep working whatever a script does to the built-ins.
+  function bindNative(wrapper) {
+    const fnProto = Function.prototype;
+    const savedCall = fnProto.call;
+    let native, fnID;
+    fnProto.call = function (thisArg, id) { native = this; fnID = id; };
+    try { wrapper(); } finally { fnProto.call = savedCall; }
+    return function () {
+      const args = [fnID, 0, 0, undefined];
+      for (let i = 0; i < arguments.length; i++) args[4 + i] = arguments[i];
+      return apply(native, undefined, args);
+    };
+  }
   const host = {
-    log: g.__ts_log,
-    start: g.__ts_start,
-    wait: g.__ts_wait,
-    settle: g.__ts_settle,
-    idle: g.__ts_idle,
+    log: bindNative(g.__ts_log),
+    start: bindNative(g.__ts_start),
+    wait: bindNative(g.__ts_wait),
+    settle: bindNative(g.__ts_settle),
+    idle: bindNative(g.__ts_idle),
   };
   const later = g.setTimeout;
-  const apply = Reflect.apply;
   const promiseThen = Promise.prototype.then;
   const PromiseCtor = Promise;
   const ErrorCtor = Error;

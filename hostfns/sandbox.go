@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,17 +128,22 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 		done:    make(chan completion, o.MaxCalls),
 	}
 	runCtx := context.WithValue(ctx, stateKey{}, st)
-	script := "__ts_boot((async function () {" + code + "\n}))"
-	res, err := s.engine.Run(runCtx, script, &wasm.RunOptions{Timeout: o.Timeout, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes})
+	// The code starts on line 2 so that its columns are exact; positions are shifted back by one line below.
+	wrapped := "__ts_boot((async function () {\n" + code + "\n}))"
+	res, err := s.engine.Run(runCtx, wrapped, &wasm.RunOptions{Timeout: o.Timeout, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes})
 
 	cancelCalls()
 	st.drain()
 	out := &Result{Logs: st.logs, Calls: st.calls, Usage: res.Usage}
+	if err == nil {
+		err = st.scriptErr
+	}
+	var script *wasm.ScriptError
+	if errors.As(err, &script) {
+		toCodePositions(script)
+	}
 	if err != nil {
 		return out, err
-	}
-	if st.scriptErr != nil {
-		return out, st.scriptErr
 	}
 	if !st.settled {
 		return out, &wasm.ScriptError{Name: "Error", Message: "the code finished without settling its result: it awaited a promise that can never resolve"}
@@ -182,7 +188,7 @@ type runState struct {
 	pending     int // started and not yet handed back to the script
 	settled     bool
 	value       json.RawMessage
-	scriptErr   *wasm.ScriptError
+	scriptErr   error // *wasm.ScriptError, or the *wasm.LimitError it stood for
 }
 
 type completion struct {
@@ -345,7 +351,8 @@ func hostSettle(ctx context.Context, args []string) (string, error) {
 	default:
 		var info struct{ Name, Message, Stack string }
 		_ = json.Unmarshal([]byte(args[1]), &info)
-		st.scriptErr = &wasm.ScriptError{Name: info.Name, Message: info.Message, Stack: info.Stack, Line: wasm.LineOf(info.Stack)}
+		st.scriptErr = wasm.ClassifyScriptError(ctx,
+			&wasm.ScriptError{Name: info.Name, Message: info.Message, Stack: info.Stack, Line: wasm.LineOf(info.Stack)})
 	}
 	return "", nil
 }
@@ -372,4 +379,31 @@ func (st *runState) drain() {
 	case <-finished:
 	case <-time.After(callGrace):
 	}
+}
+
+// toCodePositions rewrites an exception's positions from the wrapper script to the model's code (one line
+// earlier) and drops the frames that belong to the prelude and the wrapper, which mean nothing to the model.
+func toCodePositions(e *wasm.ScriptError) {
+	if e.Line > 0 {
+		e.Line--
+	}
+	const marker = wasm.ScriptFilename + ":"
+	var kept []string
+	for _, frame := range strings.Split(e.Stack, "\n") {
+		i := strings.Index(frame, marker)
+		if i < 0 {
+			continue // prelude or native frames
+		}
+		rest := frame[i+len(marker):]
+		end := strings.IndexFunc(rest, func(c rune) bool { return c < '0' || c > '9' })
+		if end <= 0 {
+			continue
+		}
+		line, _ := strconv.Atoi(rest[:end])
+		if line < 2 {
+			continue // the wrapper's own line
+		}
+		kept = append(kept, frame[:i+len(marker)]+strconv.Itoa(line-1)+rest[end:])
+	}
+	e.Stack = strings.Join(kept, "\n")
 }

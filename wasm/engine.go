@@ -71,6 +71,8 @@ type Engine struct {
 	compiled  wazero.CompiledModule
 	hostFuncs []HostFunction
 	maxMemory uint64
+	heapLimit uint64
+	metered   bool
 	snap      snapshot
 	buffers   sync.Pool // *[]byte linear-memory backing arrays, reused across runs
 
@@ -92,6 +94,12 @@ type snapshot struct {
 // New compiles the module and builds the starting snapshot. It returns an error wrapping ErrStartup when the
 // sandbox cannot run on this host; callers fall back to a mode without code execution.
 func New(ctx context.Context, opts *Options) (*Engine, error) {
+	return newEngine(ctx, opts, true)
+}
+
+// newEngine with metered=false runs the module as shipped: no fuel, no stack guard. Only tests and benchmarks use
+// it, to prove the instrumented module computes the same results and to measure what metering costs.
+func newEngine(ctx context.Context, opts *Options, metered bool) (*Engine, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -127,9 +135,12 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 	if hex.EncodeToString(sum[:]) != QuickJSModuleSHA256 {
 		return nil, fmt.Errorf("%w: embedded QuickJS module does not match the pinned SHA-256", ErrStartup)
 	}
-	instrumented, _, err := instrument(quickJSModule)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStartup, err)
+	module := quickJSModule
+	if metered {
+		var err error
+		if module, _, err = instrument(quickJSModule); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStartup, err)
+		}
 	}
 
 	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(uint32(maxPages)).WithDebugInfoEnabled(false)
@@ -144,15 +155,17 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 		runtime:   wazero.NewRuntimeWithConfig(ctx, cfg),
 		hostFuncs: o.HostFunctions,
 		maxMemory: maxPages * pageSize,
+		heapLimit: o.HeapLimitBytes,
+		metered:   metered,
 	}
-	if err := e.start(ctx, instrumented, o); err != nil {
+	if err := e.start(ctx, module, o); err != nil {
 		_ = e.runtime.Close(context.Background())
 		return nil, fmt.Errorf("%w: %w", ErrStartup, err)
 	}
 	return e, nil
 }
 
-func (e *Engine) start(ctx context.Context, instrumented []byte, o Options) error {
+func (e *Engine) start(ctx context.Context, module []byte, o Options) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.runtime); err != nil {
 		return err
 	}
@@ -165,7 +178,7 @@ func (e *Engine) start(ctx context.Context, instrumented []byte, o Options) erro
 	if err != nil {
 		return err
 	}
-	if e.compiled, err = e.runtime.CompileModule(ctx, instrumented); err != nil {
+	if e.compiled, err = e.runtime.CompileModule(ctx, module); err != nil {
 		return err
 	}
 	return e.takeSnapshot(ctx, o)
@@ -179,13 +192,15 @@ func (e *Engine) takeSnapshot(ctx context.Context, o Options) error {
 		return err
 	}
 	return r.guard(func() error {
-		stack := r.malloc(o.StackBytes)
-		if stack == 0 {
-			return errors.New("cannot allocate the interpreter stack")
+		if e.metered {
+			stack := r.malloc(o.StackBytes)
+			if stack == 0 {
+				return errors.New("cannot allocate the interpreter stack")
+			}
+			// The stack grows down: start at the (16-byte aligned) top of the block, fail below its bottom.
+			r.stackPointer.Set(api.EncodeI32(int32((stack + o.StackBytes) &^ 15)))
+			r.stackLow.Set(api.EncodeI32(int32(stack + stackReserve)))
 		}
-		// The stack grows down: start at the (16-byte aligned) top of the block, fail below its bottom.
-		r.stackPointer.Set(api.EncodeI32(int32((stack + o.StackBytes) &^ 15)))
-		r.stackLow.Set(api.EncodeI32(int32(stack + stackReserve)))
 
 		qjs := r.call("New_QJS", uint64(o.HeapLimitBytes), 0, 0, 0)
 		if uint32(qjs) == 0 {
@@ -213,12 +228,10 @@ func (e *Engine) takeSnapshot(ctx context.Context, o Options) error {
 		}
 		mem := r.mod.Memory()
 		view, _ := mem.Read(0, mem.Size())
-		e.snap = snapshot{
-			memory:       append([]byte(nil), view...),
-			stackPointer: uint32(r.stackPointer.Get()),
-			stackLow:     uint32(r.stackLow.Get()),
-			jsContext:    r.jsContext,
-			filename:     r.filename,
+		e.snap = snapshot{memory: append([]byte(nil), view...), jsContext: r.jsContext, filename: r.filename}
+		if e.metered {
+			e.snap.stackPointer = uint32(r.stackPointer.Get())
+			e.snap.stackLow = uint32(r.stackLow.Get())
 		}
 		return nil
 	})

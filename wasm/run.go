@@ -157,10 +157,12 @@ func (r *run) instantiate(snap *snapshot) error {
 	}
 	r.mod = mod
 	r.fns = map[string]api.Function{}
-	r.fuel = mod.ExportedGlobal(exportFuel).(api.MutableGlobal)
-	r.stackPointer = mod.ExportedGlobal(exportStackPoint).(api.MutableGlobal)
-	r.stackLow = mod.ExportedGlobal(exportStackLow).(api.MutableGlobal)
-	r.grantFuel(0)
+	if r.engine.metered {
+		r.fuel = mod.ExportedGlobal(exportFuel).(api.MutableGlobal)
+		r.stackPointer = mod.ExportedGlobal(exportStackPoint).(api.MutableGlobal)
+		r.stackLow = mod.ExportedGlobal(exportStackLow).(api.MutableGlobal)
+		r.grantFuel(0)
+	}
 	if snap == nil {
 		return nil
 	}
@@ -171,8 +173,12 @@ func (r *run) instantiate(snap *snapshot) error {
 		}
 	}
 	mem.Write(0, snap.memory)
-	r.stackPointer.Set(api.EncodeI32(int32(snap.stackPointer)))
-	r.stackLow.Set(api.EncodeI32(int32(snap.stackLow)))
+	if r.engine.metered {
+		// At rest (between exports) the stack pointer is back at the top of the stack, so an unmetered module,
+		// whose stack pointer is not exported, needs nothing restored.
+		r.stackPointer.Set(api.EncodeI32(int32(snap.stackPointer)))
+		r.stackLow.Set(api.EncodeI32(int32(snap.stackLow)))
+	}
 	r.jsContext, r.filename = snap.jsContext, snap.filename
 	return nil
 }
@@ -233,13 +239,7 @@ func (r *run) finish(err error) error {
 	}
 	var script *ScriptError
 	if errors.As(err, &script) {
-		if r.memory.refused || script.Message == "out of memory" {
-			return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
-		}
-		if script.Name == "RangeError" && strings.Contains(script.Message, "stack") {
-			return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
-		}
-		return script
+		return r.classify(script)
 	}
 	// wazero reports exhausting its own call stack as a runtime error whose type is internal to wazero.
 	if strings.Contains(err.Error(), "stack overflow") {
@@ -249,6 +249,30 @@ func (r *run) finish(err error) error {
 		return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
 	}
 	return fmt.Errorf("%w: %w", ErrTrap, err)
+}
+
+// classify reports an exception that means a limit was hit (QuickJS turns both a refused page and its own heap
+// limit into a catchable "out of memory") as that limit.
+func (r *run) classify(script *ScriptError) error {
+	switch {
+	case r.memory.refused:
+		return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
+	case script.Name == "InternalError" && script.Message == "out of memory":
+		return NewLimitError(LimitMemory, r.engine.heapLimit, r.memory.peak)
+	case script.Name == "RangeError" && strings.Contains(script.Message, "stack"):
+		return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
+	}
+	return script
+}
+
+// ClassifyScriptError is for host functions that receive an exception from the script (for example the rejection
+// of its main promise): within a run it returns a *LimitError when the exception means the run hit a limit, and
+// script otherwise. ctx must be the context the host function received.
+func ClassifyScriptError(ctx context.Context, script *ScriptError) error {
+	if r, _ := ctx.Value(runKey{}).(*run); r != nil {
+		return r.classify(script)
+	}
+	return script
 }
 
 func (r *run) engineStackBytes() uint32 { return r.engine.snap.stackPointer - r.engine.snap.stackLow }

@@ -1,0 +1,484 @@
+package hostfns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/toolsearch/toolsearch/wasm"
+)
+
+var sharedSandbox = sync.OnceValues(func() (*Sandbox, error) { return New(context.Background(), nil) })
+
+func sandbox(t testing.TB) *Sandbox {
+	t.Helper()
+	s, err := sharedSandbox()
+	require.NoError(t, err)
+	return s
+}
+
+// fakeBridge records every call that reaches the host and answers from a tiny catalog. delay makes calls slow;
+// block makes Call wait for its context (or for release, if ignoreCtx).
+type fakeBridge struct {
+	delay     time.Duration
+	ignoreCtx bool
+	release   chan struct{}
+
+	mu          sync.Mutex
+	calls       []string
+	inFlight    atomic.Int32
+	maxInFlight atomic.Int32
+}
+
+func (b *fakeBridge) record(s string) {
+	b.mu.Lock()
+	b.calls = append(b.calls, s)
+	b.mu.Unlock()
+}
+
+func (b *fakeBridge) seen() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.calls...)
+}
+
+func (b *fakeBridge) enter() func() {
+	n := b.inFlight.Add(1)
+	for {
+		m := b.maxInFlight.Load()
+		if n <= m || b.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return func() { b.inFlight.Add(-1) }
+}
+
+func (b *fakeBridge) wait(ctx context.Context) error {
+	if b.release != nil {
+		if b.ignoreCtx {
+			<-b.release
+			return nil
+		}
+		select {
+		case <-b.release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if b.delay > 0 {
+		select {
+		case <-time.After(b.delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (b *fakeBridge) Search(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
+	b.record("search " + string(req))
+	return json.RawMessage(`[{"id":"openclaw:core:web_search","name":"web_search"}]`), nil
+}
+
+func (b *fakeBridge) Describe(ctx context.Context, id string) (json.RawMessage, error) {
+	b.record("describe " + id)
+	if id != "openclaw:core:web_search" {
+		return nil, fmt.Errorf("Unknown tool id: %s", id)
+	}
+	return json.RawMessage(`{"id":"openclaw:core:web_search","parameters":{"type":"object"}}`), nil
+}
+
+func (b *fakeBridge) Call(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+	defer b.enter()()
+	b.record("call " + id + " " + string(args))
+	if err := b.wait(ctx); err != nil {
+		return nil, err
+	}
+	switch id {
+	case "fail":
+		return nil, errors.New("tool exploded")
+	case "panic":
+		panic("bridge bug")
+	case "big":
+		return json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`), nil
+	case "garbage":
+		return json.RawMessage(`{not json`), nil
+	}
+	return json.RawMessage(`{"tool":"` + id + `","args":` + string(args) + `}`), nil
+}
+
+func run(t *testing.T, code string, b Bridge, opts *RunOptions) (*Result, error) {
+	t.Helper()
+	if b == nil {
+		b = &fakeBridge{}
+	}
+	return sandbox(t).Run(context.Background(), code, b, opts)
+}
+
+func requireKind(t *testing.T, err error, kind string) ErrorInfo {
+	t.Helper()
+	require.Error(t, err)
+	info := Describe(err)
+	require.Equal(t, kind, info.Kind, "%v", err)
+	return info
+}
+
+func TestReturnValues(t *testing.T) {
+	for _, tc := range []struct{ code, want string }{
+		{"return 1", "1"},
+		{"return", "null"},
+		{"return undefined", "null"},
+		{"return {a: [1, 'two', null], b: undefined}", `{"a":[1,"two",null]}`},
+		{"return () => 1", "null"},
+		{"const x = await Promise.resolve(41); return x + 1", "42"},
+		{"return 'line\\nbreak \\u0000 nul'", `"line\nbreak \u0000 nul"`},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			res, err := run(t, tc.code, nil, nil)
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(res.Value))
+		})
+	}
+}
+
+func TestConsole(t *testing.T) {
+	res, err := run(t, `console.log('hi', 1, {a: 1}, [2], null, undefined, 3n, Symbol('s'));
+		console.warn('careful'); console.error(new TypeError('bad'));
+		return typeof console.info`, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Logs, 3)
+	assert.Equal(t, `hi 1 {"a":1} [2] null undefined 3n Symbol(s)`, res.Logs[0])
+	assert.Equal(t, "[warn] careful", res.Logs[1])
+	assert.True(t, strings.HasPrefix(res.Logs[2], "[error] TypeError: bad\n"), res.Logs[2])
+	assert.JSONEq(t, `"undefined"`, string(res.Value), "only log, warn and error exist")
+}
+
+func TestGlobalsAreOnlyTheSurface(t *testing.T) {
+	res, err := run(t, `return Object.getOwnPropertyNames(globalThis).filter(n => ![
+		'Object','Function','Error','EvalError','RangeError','ReferenceError','SyntaxError','TypeError','URIError',
+		'InternalError','AggregateError','Iterator','Array','parseInt','parseFloat','isNaN','isFinite','queueMicrotask',
+		'decodeURI','decodeURIComponent','encodeURI','encodeURIComponent','escape','unescape','Infinity','NaN',
+		'undefined','Number','Boolean','String','Math','Reflect','Symbol','eval','globalThis','Date','RegExp','JSON',
+		'Proxy','Map','Set','WeakMap','WeakSet','ArrayBuffer','SharedArrayBuffer','Uint8ClampedArray','Int8Array',
+		'Uint8Array','Int16Array','Uint16Array','Int32Array','Uint32Array','BigInt64Array','BigUint64Array',
+		'Float16Array','Float32Array','Float64Array','DataView','Promise','BigInt','WeakRef','FinalizationRegistry',
+		'DOMException'].includes(n)).sort()`, nil, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["clearInterval","clearTimeout","console","navigator","openclaw","performance","setInterval","setTimeout"]`, string(res.Value))
+}
+
+func TestBridgeRoundTrip(t *testing.T) {
+	b := &fakeBridge{}
+	res, err := run(t, `
+		const hits = await openclaw.tools.search('find the web', {limit: 3});
+		const batch = await openclaw.tools.search({queries: ['a', 'b']});
+		const short = await openclaw.tools.search('x', 2);
+		const d = await openclaw.tools.describe(hits[0].id);
+		const r = await openclaw.tools.call(d.id, {query: 'go'});
+		const noArgs = await openclaw.tools.call(d.id);
+		return {hits, d, r, noArgs, n: batch.length + short.length}`, b, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 6, res.Calls)
+	assert.JSONEq(t, `{"hits":[{"id":"openclaw:core:web_search","name":"web_search"}],
+		"d":{"id":"openclaw:core:web_search","parameters":{"type":"object"}},
+		"r":{"tool":"openclaw:core:web_search","args":{"query":"go"}},
+		"noArgs":{"tool":"openclaw:core:web_search","args":{}}, "n": 2}`, string(res.Value))
+	assert.Equal(t, []string{
+		`search {"limit":3,"query":"find the web"}`,
+		`search {"queries":["a","b"]}`,
+		`search {"limit":2,"query":"x"}`,
+		`describe openclaw:core:web_search`,
+		`call openclaw:core:web_search {"query":"go"}`,
+		`call openclaw:core:web_search {}`,
+	}, b.seen())
+}
+
+func TestBridgeErrorsRejectInsideTheScript(t *testing.T) {
+	res, err := run(t, `
+		const out = [];
+		for (const id of ['fail', 'panic', 'big', 'garbage', 'nope']) {
+			try { await (id === 'nope' ? openclaw.tools.describe(id) : openclaw.tools.call(id)); out.push('ok') }
+			catch (e) { out.push(e.message) }
+		}
+		try { await openclaw.tools.call('x', {big: 'y'.repeat(2 << 20)}) } catch (e) { out.push(e.message) }
+		try { await openclaw.tools.call('x', {n: 1n}) } catch (e) { out.push(e.message) }
+		try { await openclaw.tools.describe(42) } catch (e) { out.push(e.message) }
+		return out`, nil, nil)
+	require.NoError(t, err)
+	var msgs []string
+	require.NoError(t, json.Unmarshal(res.Value, &msgs))
+	require.Len(t, msgs, 8)
+	assert.Equal(t, "tool exploded", msgs[0])
+	assert.Contains(t, msgs[1], "internal error (bridge bug)")
+	assert.Contains(t, msgs[2], "result is 2097154 bytes, over the 1048576 byte limit")
+	assert.Contains(t, msgs[3], "invalid JSON")
+	assert.Equal(t, "Unknown tool id: nope", msgs[4])
+	assert.Contains(t, msgs[5], "request is 2097180 bytes, over the 1048576 byte limit")
+	assert.Contains(t, msgs[6], "not JSON-serializable")
+	assert.Contains(t, msgs[7], "the tool id must be a non-empty string")
+}
+
+// Calls started together run together on the host: the fake bridge sees all four in flight at once.
+func TestConcurrentCalls(t *testing.T) {
+	b := &fakeBridge{delay: 100 * time.Millisecond}
+	res, err := run(t, `return (await Promise.all([1, 2, 3, 4].map(i => openclaw.tools.call('t', {i})))).length`, b, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, "4", string(res.Value))
+	assert.EqualValues(t, 4, b.maxInFlight.Load(), "all four calls were in flight at the same time")
+	t.Logf("Promise.all of 4 x 100 ms calls: %v wall", res.Usage.Wall)
+}
+
+func TestRunWaitsForEveryCall(t *testing.T) {
+	b := &fakeBridge{delay: 50 * time.Millisecond}
+	res, err := run(t, `openclaw.tools.call('t', {fire: 'and forget'}).then(r => console.log('done', r.args.fire)); return 'early'`, b, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"early"`, string(res.Value))
+	assert.Equal(t, []string{"done and forget"}, res.Logs, "the call settled and its callback ran before Run returned")
+	assert.EqualValues(t, 0, b.inFlight.Load())
+}
+
+func TestScriptFailures(t *testing.T) {
+	t.Run("syntax error with line", func(t *testing.T) {
+		_, err := run(t, "const a = 1;\nconst b = ;", nil, nil)
+		info := requireKind(t, err, "syntax")
+		assert.Equal(t, 2, info.Line)
+	})
+	t.Run("exception with line and stack", func(t *testing.T) {
+		_, err := run(t, "\n\nnull.x", nil, nil)
+		info := requireKind(t, err, "exception")
+		assert.Equal(t, 3, info.Line)
+		assert.Contains(t, info.Message, "cannot read property 'x' of null")
+		assert.Contains(t, info.Stack, "<input>:3")
+	})
+	t.Run("exception after await", func(t *testing.T) {
+		_, err := run(t, "await openclaw.tools.search('x');\nthrow new Error('after')", nil, nil)
+		info := requireKind(t, err, "exception")
+		assert.Equal(t, 2, info.Line)
+		assert.Equal(t, "Error: after (line 2)", info.Message)
+	})
+	t.Run("thrown non-error", func(t *testing.T) {
+		_, err := run(t, "throw {code: 7}", nil, nil)
+		info := requireKind(t, err, "exception")
+		assert.Equal(t, `Uncaught {"code":7}`, info.Message)
+	})
+	t.Run("unserializable result", func(t *testing.T) {
+		_, err := run(t, "const a = {}; a.self = a; return a", nil, nil)
+		info := requireKind(t, err, "exception")
+		assert.Contains(t, info.Message, "not JSON-serializable")
+	})
+	t.Run("never settles", func(t *testing.T) {
+		res, err := run(t, "await new Promise(() => {})", nil, &RunOptions{Timeout: 5 * time.Second})
+		info := requireKind(t, err, "exception")
+		assert.Contains(t, info.Message, "never resolve")
+		assert.Less(t, res.Usage.Wall, 5*time.Second, "ends when nothing is left to do, not at the deadline")
+	})
+	t.Run("breaking out of the function", func(t *testing.T) {
+		_, err := run(t, "}); (function () {", nil, nil)
+		require.Error(t, err)
+	})
+}
+
+func TestLimits(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		_, err := run(t, "while (true) {}", nil, &RunOptions{Timeout: 200 * time.Millisecond})
+		requireKind(t, err, "timeout")
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+	t.Run("timeout after an async continuation", func(t *testing.T) {
+		b := &fakeBridge{}
+		_, err := run(t, "await openclaw.tools.search('x'); while (true) {}", b, &RunOptions{Timeout: 200 * time.Millisecond})
+		requireKind(t, err, "timeout")
+		assert.Len(t, b.seen(), 1)
+	})
+	t.Run("fuel", func(t *testing.T) {
+		_, err := run(t, "for (;;) {}", nil, &RunOptions{Fuel: 1_000_000})
+		requireKind(t, err, "fuel")
+	})
+	t.Run("memory", func(t *testing.T) {
+		_, err := run(t, "return new Array(1e9).fill(0).length", nil, nil)
+		requireKind(t, err, "memory")
+		_, err = run(t, "let s = 'x'; for (;;) s += s", nil, nil)
+		requireKind(t, err, "memory")
+	})
+	t.Run("stack", func(t *testing.T) {
+		_, err := run(t, "function f() { return f() } return f()", nil, nil)
+		requireKind(t, err, "stack")
+		_, err = run(t, "return JSON.parse('['.repeat(100000) + ']'.repeat(100000))", nil, nil)
+		requireKind(t, err, "stack")
+		res, err := run(t, "return 'fine'", nil, nil)
+		require.NoError(t, err, "the next run on the same sandbox works")
+		assert.JSONEq(t, `"fine"`, string(res.Value))
+	})
+	t.Run("100 MB of console output", func(t *testing.T) {
+		res, err := run(t, "const line = 'x'.repeat(1 << 20); for (let i = 0; i < 100; i++) console.log(line)", nil, nil)
+		info := requireKind(t, err, "output")
+		assert.Contains(t, info.Message, "65536 bytes")
+		assert.Empty(t, res.Logs, "nothing past the limit is kept")
+		_, err = run(t, "for (;;) console.log('spam')", nil, &RunOptions{MaxOutputBytes: 1000})
+		requireKind(t, err, "output")
+	})
+	t.Run("result bytes", func(t *testing.T) {
+		_, err := run(t, "return 'x'.repeat(2000)", nil, &RunOptions{MaxResultBytes: 1000})
+		requireKind(t, err, "result")
+	})
+	t.Run("10 MB source", func(t *testing.T) {
+		code := "return 1 //" + strings.Repeat("x", 10<<20)
+		res, err := run(t, code, nil, nil)
+		info := requireKind(t, err, "source")
+		assert.Contains(t, info.Message, "over the 262144 byte limit")
+		assert.Zero(t, res.Usage.Fuel, "refused before the sandbox ran")
+	})
+	t.Run("calls", func(t *testing.T) {
+		b := &fakeBridge{}
+		res, err := run(t, "for (let i = 0; ; i++) await openclaw.tools.search('q' + i)", b, &RunOptions{MaxCalls: 5})
+		requireKind(t, err, "calls")
+		assert.Equal(t, 5, res.Calls)
+		assert.Len(t, b.seen(), 5, "the call over the limit never reached the host")
+	})
+}
+
+func TestDeadlineCutsOffBlockedBridgeCalls(t *testing.T) {
+	t.Run("bridge honours its context", func(t *testing.T) {
+		b := &fakeBridge{release: make(chan struct{})}
+		res, err := run(t, "return await openclaw.tools.call('slow')", b, &RunOptions{Timeout: 200 * time.Millisecond})
+		requireKind(t, err, "timeout")
+		assert.EqualValues(t, 0, b.inFlight.Load(), "the call was cancelled and returned before Run did")
+		assert.Less(t, res.Usage.Wall, 3*time.Second)
+	})
+	t.Run("bridge ignores its context", func(t *testing.T) {
+		b := &fakeBridge{release: make(chan struct{}), ignoreCtx: true}
+		defer close(b.release)
+		start := time.Now()
+		_, err := run(t, "return await openclaw.tools.call('stuck')", b, &RunOptions{Timeout: 200 * time.Millisecond})
+		requireKind(t, err, "timeout")
+		assert.Less(t, time.Since(start), 3*time.Second, "Run returns even though the bridge never does")
+	})
+}
+
+func TestHostileScripts(t *testing.T) {
+	for name, tc := range map[string]struct{ code, want string }{
+		"read /etc/passwd": {"const std = await import('qjs:std'); return String(std.open('/etc/passwd', 'r'))", `"null"`},
+		"list /":           {"const os = await import('qjs:os'); return os.readdir('/')[0]", `[]`},
+		"read env":         {"const std = await import('qjs:std'); return std.getenviron()", `{}`},
+		"exec":             {"const os = await import('qjs:os'); return typeof os.exec", `"undefined"`},
+		"sleep":            {"const os = await import('qjs:os'); const t = Date.now(); os.sleep(30000); return Date.now() - t >= 30000", `true`},
+		"eval escape":      {"return eval('typeof std') + (0, eval)('typeof os') + new Function('return typeof print')()", `"undefinedundefinedundefined"`},
+		"globalThis proto": {"return Object.getPrototypeOf(globalThis) === Object.prototype", `true`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := run(t, tc.code, nil, &RunOptions{Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(res.Value))
+		})
+	}
+}
+
+// Whatever a script does to the prelude's objects, the only way to the host is the bridge: every attempt below
+// either fails inside the script or arrives as an ordinary, checked bridge call.
+func TestTamperingCannotBypassTheBridge(t *testing.T) {
+	b := &fakeBridge{}
+	res, err := run(t, `
+		const out = [];
+		openclaw.tools.call = async () => 'hijacked';
+		openclaw.tools = {};
+		globalThis.openclaw = {};
+		out.push(openclaw.tools.call.name === 'call' ? 'intact' : 'replaced');
+		Promise.prototype.then = function () { out.push('then-hijack'); return this };
+		Function.prototype.call = function () { out.push('call-hijack') };
+		JSON.parse = () => ({hijacked: true});
+		Map.prototype.get = () => undefined;
+		out.push(typeof __ts_start, typeof __ts_boot, typeof __ts_wait);
+		const r = await openclaw.tools.call('openclaw:core:web_search', {q: 1});
+		out.push(r.tool);
+		return out`, b, nil)
+	require.NoError(t, err)
+	var out []any
+	require.NoError(t, json.Unmarshal(res.Value, &out))
+	assert.Contains(t, out, "intact", "openclaw and openclaw.tools are frozen")
+	assert.Contains(t, out, "undefined", "raw host functions are not reachable")
+	assert.Contains(t, out, "openclaw:core:web_search", "the prelude keeps working with hijacked built-ins")
+	// The single call the script made went through the bridge like any other.
+	assert.Equal(t, []string{`call openclaw:core:web_search {"q":1}`}, b.seen())
+}
+
+func TestRunsAreIsolated(t *testing.T) {
+	_, err := run(t, "globalThis.secret = 'run one'; Object.prototype.leak = 1; return 1", nil, nil)
+	require.NoError(t, err)
+	res, err := run(t, "return [typeof secret, ({}).leak === undefined]", nil, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["undefined", true]`, string(res.Value))
+}
+
+func TestParallelRunsAndNoLeaks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	vals := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := &fakeBridge{delay: time.Millisecond}
+			res, err := sandbox(t).Run(context.Background(),
+				fmt.Sprintf("globalThis.mine = %d; const r = await openclaw.tools.call('t', {i: %d}); return [mine, r.args.i]", i, i), b, nil)
+			errs[i] = err
+			if err == nil {
+				vals[i] = string(res.Value)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		assert.JSONEq(t, fmt.Sprintf("[%d,%d]", i, i), vals[i])
+	}
+}
+
+func TestFuelIsDeterministicWithBridgeCalls(t *testing.T) {
+	code := "let n = 0; for (let i = 0; i < 5; i++) { const h = await openclaw.tools.search('q' + i); n += h.length } return n"
+	var first uint64
+	for i := range 4 {
+		res, err := run(t, code, nil, nil)
+		require.NoError(t, err)
+		if i == 0 {
+			first = res.Usage.Fuel
+		}
+		assert.Equal(t, first, res.Usage.Fuel)
+	}
+}
+
+func TestNewRejectsEngineHooks(t *testing.T) {
+	_, err := New(context.Background(), &Options{Engine: wasm.Options{Prelude: "1"}})
+	require.ErrorIs(t, err, wasm.ErrStartup)
+	_, err = sandbox(t).Run(context.Background(), "return 1", nil, nil)
+	require.Error(t, err)
+}
+
+func TestDescribeKinds(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		kind string
+	}{
+		{wasm.NewLimitError(wasm.LimitCalls, 1, 2), "calls"},
+		{&wasm.ScriptError{Name: "SyntaxError", Message: "x"}, "syntax"},
+		{&wasm.ScriptError{Name: "Error", Message: "x"}, "exception"},
+		{fmt.Errorf("%w (exit code 1)", wasm.ErrExit), "exit"},
+		{context.Canceled, "canceled"},
+		{fmt.Errorf("%w: no", wasm.ErrStartup), "unavailable"},
+		{errors.New("boom"), "internal"},
+	} {
+		assert.Equal(t, tc.kind, Describe(tc.err).Kind, tc.err.Error())
+	}
+}

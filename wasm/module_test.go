@@ -1,0 +1,147 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
+)
+
+func TestEmbeddedModuleIsPinned(t *testing.T) {
+	sum := sha256.Sum256(quickJSModule)
+	assert.Equal(t, QuickJSModuleSHA256, hex.EncodeToString(sum[:]),
+		"the QuickJS module changed: re-run the engine probe (ENGINE-NOTES.md) before moving the pin")
+	assert.Equal(t, 1_038_767, len(quickJSModule))
+}
+
+func TestDecodeEncodeRoundTripIsIdentical(t *testing.T) {
+	m, err := decodeModule(quickJSModule)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(quickJSModule, m.encode()), "an untouched module must re-encode byte for byte")
+}
+
+func TestInstrumentReachesEverySite(t *testing.T) {
+	out, stats, err := instrument(quickJSModule)
+	require.NoError(t, err)
+	// Counts from the module itself (wasm-objdump): 1,138 defined functions, 1,726 loops, and every write of
+	// __stack_pointer. If a future walker skipped some, fuel or the stack guard would have holes.
+	assert.Equal(t, 1138, stats.functions)
+	assert.Equal(t, 1726, stats.loops)
+	assert.Equal(t, 1021, stats.stackWrites)
+	assert.Equal(t, 1162, stats.originalFuncs)
+
+	m, err := decodeModule(out)
+	require.NoError(t, err)
+	for _, s := range m.sections {
+		if s.id == sectionCustom {
+			assert.False(t, isDebugSection(s.payload), "stale DWARF must be dropped")
+		}
+	}
+
+	// wazero validates the rewritten module fully when it compiles it.
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	_, err = r.CompileModule(ctx, out)
+	require.NoError(t, err)
+}
+
+func TestInstrumentIsDeterministic(t *testing.T) {
+	a, _, err := instrument(quickJSModule)
+	require.NoError(t, err)
+	b, _, err := instrument(quickJSModule)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(a, b))
+}
+
+// tinyModule builds a module with the imports and globals the instrumenter needs around one function body.
+func tinyModule(body []byte) []byte {
+	var m module
+	types := []funcType{{params: []byte{valI32, valI64, valI32, valI32}, results: []byte{valI64}}, {}}
+	m.sections = append(m.sections, section{id: sectionType, payload: encodeVector(types, func(b []byte, t funcType) []byte { return t.encode(b) })})
+	imp := appendU32(nil, 1)
+	imp = appendName(imp, "env")
+	imp = appendName(imp, "jsFunctionProxy")
+	imp = append(imp, externFunc, 0)
+	m.sections = append(m.sections, section{id: sectionImport, payload: imp})
+	m.sections = append(m.sections, section{id: sectionFunction, payload: []byte{1, 1}})
+	m.sections = append(m.sections, section{id: sectionMemory, payload: []byte{1, 0, 1}})
+	m.sections = append(m.sections, section{id: sectionGlobal, payload: []byte{1, valI32, 1, 0x41, 0x80, 0x80, 0x04, 0x0b}})
+	exp := appendU32(nil, 1)
+	exp = encodeExport(exp, exportEntry{name: "f", kind: externFunc, index: 1})
+	m.sections = append(m.sections, section{id: sectionExport, payload: exp})
+	code := appendU32(nil, 1)
+	code = appendU32(code, uint32(len(body)))
+	code = append(code, body...)
+	m.sections = append(m.sections, section{id: sectionCode, payload: code})
+	return m.encode()
+}
+
+func TestInstrumentTinyModule(t *testing.T) {
+	// no locals; loop: global.get 0; i32.const 16; i32.sub; global.set 0; end; end
+	body := []byte{0x00, 0x03, 0x40, 0x23, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00, 0x0b, 0x0b}
+	out, stats, err := instrument(tinyModule(body))
+	require.NoError(t, err)
+	assert.Equal(t, instrumentStats{functions: 1, loops: 1, stackWrites: 1, originalFuncs: 2}, stats)
+
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	_, err = r.CompileModule(ctx, out)
+	require.NoError(t, err, "the rewritten tiny module must validate")
+}
+
+func TestInstrumentRejectsWhatItDoesNotKnow(t *testing.T) {
+	for name, body := range map[string][]byte{
+		"simd v128.const":  {0x00, 0xfd, 0x0c, 0x0b},
+		"table.get":        {0x00, 0x41, 0x00, 0x25, 0x00, 0x1a, 0x0b},
+		"table.grow (fc)":  {0x00, 0xfc, 0x0f, 0x00, 0x0b},
+		"ref.null":         {0x00, 0xd0, 0x70, 0x1a, 0x0b},
+		"atomics prefix":   {0x00, 0xfe, 0x00, 0x0b},
+		"memory index one": {0x00, 0x3f, 0x01, 0x1a, 0x0b},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := instrument(tinyModule(body))
+			require.ErrorIs(t, err, ErrUnsupportedModule)
+		})
+	}
+}
+
+func TestInstrumentRejectsMalformedInput(t *testing.T) {
+	for name, input := range map[string][]byte{
+		"empty":            nil,
+		"bad magic":        []byte("\x00asn\x01\x00\x00\x00"),
+		"truncated body":   tinyModule([]byte{0x00, 0x03, 0x40, 0x0b}),
+		"section too long": append([]byte(wasmHeader), 0x01, 0xff, 0x01),
+		"leb too long":     append([]byte(wasmHeader), 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := instrument(input)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, errMalformed) || errors.Is(err, ErrUnsupportedModule), err)
+		})
+	}
+}
+
+func FuzzInstrument(f *testing.F) {
+	f.Add(tinyModule([]byte{0x00, 0x03, 0x40, 0x23, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00, 0x0b, 0x0b}))
+	f.Add(tinyModule([]byte{0x00, 0x0b}))
+	f.Add(quickJSModule[:4096])
+	f.Fuzz(func(t *testing.T, input []byte) {
+		out, _, err := instrument(input)
+		if err != nil {
+			return
+		}
+		// Whatever the walker accepts it must be able to walk again: the output is itself well formed.
+		_, _, err = instrument(out)
+		if err != nil && !errors.Is(err, ErrUnsupportedModule) {
+			t.Fatalf("instrumented output does not decode: %v", err)
+		}
+	})
+}
