@@ -39,8 +39,8 @@ type rankConfig struct {
 	prefixWeight  float32 // a word the query word is a prefix of ("calend" → calendar), scaled by length ratio
 	fuzzyWeight   float32 // a typo-corrected word ("sceenshot" → screenshot)
 
-	coverage     float32 // bonus for matching more of the query's distinct words
-	surface      float32 // extra weight when a query word appears unstemmed in the tool name ("issues" in list_issues)
+	coverage float32 // bonus for matching more of the query's distinct words
+	surface  float32 // extra weight when a query word appears unstemmed in the tool name ("issues" in list_issues)
 
 	lightVerb float32 // factor on light verbs of the query ("make", "take", "put")
 
@@ -80,29 +80,29 @@ type docText struct {
 
 // index is immutable once built and safe for concurrent use; per-query buffers come from a pool.
 type index struct {
-	cfg       rankConfig
-	n         int
-	terms     map[string]uint32
-	vocab     []string
-	byString  []uint32 // term ids sorted by term, for prefix expansion
-	byFirst   map[byte][]string // surface words (unstemmed, as written in tools) by first letter, for typo fixes
-	stemOf    map[string]uint32 // surface word → its term
-	postings  [][]posting
-	idf       []float32
-	synonyms  map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
-	exact     map[string][]uint32 // lowercased name or id → tools
-	scratch   sync.Pool
+	cfg      rankConfig
+	n        int
+	terms    map[string]uint32
+	vocab    []string
+	byString []uint32          // term ids sorted by term, for prefix expansion
+	byFirst  map[byte][]string // surface words (unstemmed, as written in tools) by first letter, for typo fixes
+	stemOf   map[string]uint32 // surface word → its term
+	postings [][]posting
+	idf      []float32
+	synonyms map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
+	exact    map[string][]uint32 // lowercased name or id → tools
+	scratch  sync.Pool
 }
 
 func buildIndex(docs []docText, cfg rankConfig) *index {
 	ix := &index{
-		cfg:       cfg,
-		n:         len(docs),
-		terms:     make(map[string]uint32),
-		exact:     make(map[string][]uint32),
-		synonyms:  make(map[string][]uint32),
-		byFirst:   make(map[byte][]string),
-		stemOf:    make(map[string]uint32),
+		cfg:      cfg,
+		n:        len(docs),
+		terms:    make(map[string]uint32),
+		exact:    make(map[string][]uint32),
+		synonyms: make(map[string][]uint32),
+		byFirst:  make(map[byte][]string),
+		stemOf:   make(map[string]uint32),
 	}
 	type entry struct {
 		term uint32
@@ -110,7 +110,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	}
 	var (
 		flat    = make([]entry, 0, 48*len(docs)) // about the terms of a tool with a one-paragraph description
-		ends    = make([]int, len(docs)) // flat[ends[d-1]:ends[d]] are the entries of tool d
+		ends    = make([]int, len(docs))         // flat[ends[d-1]:ends[d]] are the entries of tool d
 		lens    = make([][numFields]uint32, len(docs))
 		slot    []int32 // term id → its entry in the current tool, or -1
 		sumLens [numFields]float64
@@ -450,7 +450,8 @@ func editDistance(a, b string, limit int) int {
 }
 
 // exactMatches returns the tools a query names exactly: the whole query is a tool's name or id, or one of its
-// words is a tool id or an identifier-shaped name ("browser_take_screenshot", "createIssue", "web-search").
+// words is a tool id, an identifier-shaped name ("browser_take_screenshot", "createIssue", "web-search") or a
+// name written in backticks or double quotes.
 // A plain word that happens to be a tool's name ("read", "message") inside a sentence is not taken as naming
 // that tool; the ranking still weighs it through the name field.
 func (ix *index) exactMatches(q string) []uint32 {
@@ -462,9 +463,10 @@ func (ix *index) exactMatches(q string) []uint32 {
 	if docs, ok := ix.exact[strings.ToLower(strings.Trim(q, "`'\"“”‘’"))]; ok {
 		out = append(out, docs...)
 	}
-	for _, w := range strings.Fields(q) {
-		w = strings.Trim(w, "`'\"“”‘’()[]{}<>,;!?.:")
-		if w == "" || !identifierShaped(w) {
+	for _, field := range strings.Fields(q) {
+		w := strings.Trim(field, "`'\"“”‘’()[]{}<>,;!?.:")
+		quoted := strings.ContainsAny(field, "`\"“”")
+		if w == "" || !(quoted || identifierShaped(w)) {
 			continue
 		}
 		for _, d := range ix.exact[strings.ToLower(w)] {

@@ -1,0 +1,148 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCacheReuse(t *testing.T) {
+	cache := NewCache(nil)
+	tools := sampleTools()
+	c1, reused, err := cache.Get("run-1", tools, nil)
+	require.NoError(t, err)
+	assert.False(t, reused)
+	_, err = c1.Search(context.Background(), "web", 0)
+	require.NoError(t, err)
+
+	c2, reused, err := cache.Get("run-1", sampleTools(), nil)
+	require.NoError(t, err)
+	assert.True(t, reused, "an unchanged tool set is reused, not rebuilt")
+	assert.Same(t, c1, c2)
+	assert.Equal(t, int64(1), c2.Stats().Searches)
+}
+
+func TestCacheRebuildsOnChange(t *testing.T) {
+	handlerA := HandlerFunc(func(context.Context, json.RawMessage) (*Result, error) { return &Result{}, nil })
+	base := func() []Tool {
+		tools := sampleTools()
+		tools[2].Handler = handlerA
+		return tools
+	}
+	changes := []struct {
+		name string
+		edit func([]Tool)
+		opts *Options
+	}{
+		{"description", func(ts []Tool) { ts[0].Description += "!" }, nil},
+		{"schema", func(ts []Tool) { ts[0].Parameters = json.RawMessage(`{"type":"object"}`) }, nil},
+		{"output schema", func(ts []Tool) { ts[1].OutputSchema = nil }, nil},
+		{"label", func(ts []Tool) { ts[0].Label = "Search" }, nil},
+		{"groups", func(ts []Tool) { ts[0].Groups = nil }, nil},
+		{"tool added", func(ts []Tool) {}, nil},
+		{"catalog mode", func(ts []Tool) { ts[0].CatalogMode = CatalogModeDirectOnly }, nil},
+		{"handler identity", func(ts []Tool) {
+			// Same code, new closure: a handler bound to another connection must not be reused.
+			ts[2].Handler = HandlerFunc(func(context.Context, json.RawMessage) (*Result, error) { return &Result{}, nil })
+		}, nil},
+		{"policy", func([]Tool) {}, &Options{Policy: &Policy{Agent: Rule{Deny: []string{"exec"}}}}},
+		{"limits", func([]Tool) {}, &Options{MaxSearchLimit: 10}},
+	}
+	for _, tc := range changes {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := NewCache(nil)
+			c1, _, err := cache.Get("s", base(), nil)
+			require.NoError(t, err)
+			c1.RecordCall()
+
+			same, reused, err := cache.Get("s", base(), nil)
+			require.NoError(t, err)
+			require.True(t, reused, "the same handler value keeps its identity")
+			require.Same(t, c1, same)
+
+			tools := base()
+			tc.edit(tools)
+			if tc.name == "tool added" {
+				tools = append(tools, Tool{Source: SourceMCP, SourceName: "x", Name: "new"})
+			}
+			c2, reused, err := cache.Get("s", tools, tc.opts)
+			require.NoError(t, err)
+			assert.False(t, reused)
+			assert.NotSame(t, c1, c2)
+			assert.NotEqual(t, c1.Fingerprint(), c2.Fingerprint())
+			assert.Equal(t, int64(1), c2.Stats().Calls, "a scope's counters survive a rebuild")
+		})
+	}
+}
+
+func TestCacheScopesAreIsolated(t *testing.T) {
+	cache := NewCache(nil)
+	a, _, err := cache.Get("run-a", []Tool{{Source: SourceMCP, SourceName: "a", Name: "secret_a", Description: "alpha tool"}}, nil)
+	require.NoError(t, err)
+	b, _, err := cache.Get("run-b", []Tool{{Source: SourceMCP, SourceName: "b", Name: "secret_b", Description: "beta tool"}}, nil)
+	require.NoError(t, err)
+
+	_, err = a.Lookup("secret_b")
+	var unk *UnknownToolError
+	require.ErrorAs(t, err, &unk)
+	hits, err := b.Search(context.Background(), "alpha secret_a", 0)
+	require.NoError(t, err)
+	assert.NotContains(t, ids(hits), "mcp:a:secret_a")
+
+	// Same tools in two scopes: equal content, separate counters.
+	same := sampleTools()
+	x, _, err := cache.Get("x", same, nil)
+	require.NoError(t, err)
+	y, reused, err := cache.Get("y", same, nil)
+	require.NoError(t, err)
+	assert.False(t, reused)
+	x.RecordCall()
+	assert.Equal(t, int64(0), y.Stats().Calls)
+}
+
+func TestCacheNoScope(t *testing.T) {
+	cache := NewCache(nil)
+	_, _, err := cache.Get("only", sampleTools(), nil)
+	require.NoError(t, err)
+	c, _, err := cache.Get("", sampleTools(), nil)
+	require.ErrorIs(t, err, ErrNoScope)
+	assert.Nil(t, c, "never a fallback to the only catalog there is")
+}
+
+func TestCacheBuildError(t *testing.T) {
+	cache := NewCache(nil)
+	_, _, err := cache.Get("s", []Tool{{Source: SourceMCP, SourceName: "s"}}, nil)
+	require.ErrorIs(t, err, ErrInvalidTool)
+	assert.Equal(t, 0, cache.Len())
+}
+
+func TestCacheBound(t *testing.T) {
+	cache := NewCache(&CacheOptions{MaxScopes: 3})
+	tools := sampleTools()
+	for i := range 3 {
+		_, _, err := cache.Get(fmt.Sprint("s", i), tools, nil)
+		require.NoError(t, err)
+	}
+	_, reused, err := cache.Get("s0", tools, nil) // s0 becomes the most recent; s1 is now the oldest
+	require.NoError(t, err)
+	require.True(t, reused)
+	_, _, err = cache.Get("s3", tools, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, cache.Len())
+
+	_, reused, err = cache.Get("s1", tools, nil)
+	require.NoError(t, err)
+	assert.False(t, reused, "the least recently used scope was evicted")
+	_, reused, err = cache.Get("s0", tools, nil)
+	require.NoError(t, err)
+	assert.True(t, reused)
+
+	cache.Forget("s0")
+	_, reused, err = cache.Get("s0", tools, nil)
+	require.NoError(t, err)
+	assert.False(t, reused)
+}
