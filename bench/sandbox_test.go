@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/hostfns"
+)
+
+// Sandbox benchmarks. Each has a correctness twin (Test...Twin) that runs the same code once and checks it
+// computes what the benchmark claims to measure: a benchmark that silently measured an error path would look
+// very fast.
+
+var sharedSandbox = sync.OnceValues(func() (*hostfns.Sandbox, error) { return hostfns.New(context.Background(), nil) })
+
+func sandbox(tb testing.TB) *hostfns.Sandbox {
+	tb.Helper()
+	s, err := sharedSandbox()
+	require.NoError(tb, err)
+	return s
+}
+
+// memBridge answers from memory with fixed payloads shaped like real ones, so the benchmark measures the sandbox
+// and the bridge, not a catalog.
+type memBridge struct{}
+
+var (
+	searchHits  = json.RawMessage(`[{"id":"openclaw:core:web_search","source":"openclaw","sourceName":"core","name":"web_search","description":"Search the web.","input":"{ query: string; count?: number }","score":12.5}]`)
+	description = json.RawMessage(`{"id":"openclaw:core:web_search","source":"openclaw","sourceName":"core","name":"web_search","description":"Search the web.","input":"{ query: string; count?: number }","parameters":{"type":"object","properties":{"query":{"type":"string"},"count":{"type":"integer"}},"required":["query"]}}`)
+)
+
+func (memBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) { return searchHits, nil }
+func (memBridge) Describe(context.Context, string) (json.RawMessage, error)     { return description, nil }
+func (memBridge) Call(_ context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage(`{"tool":{"id":"` + id + `"},"result":{"content":[{"type":"text","text":"ok"}],"details":` + string(args) + `}}`), nil
+}
+
+const (
+	trivialScript   = "return 1"
+	roundTripScript = `const [hit] = await openclaw.tools.search("search the web", {limit: 1});
+const d = await openclaw.tools.describe(hit.id);
+const r = await openclaw.tools.call(d.id, {query: "wazero"});
+return r.result.details.query;`
+	cpuScript = `let s = 0;
+for (let i = 0; i < 300000; i++) { s = (s + (i * i) % 7) | 0 }
+return s;`
+)
+
+func runOnce(tb testing.TB, code string) *hostfns.Result {
+	tb.Helper()
+	res, err := sandbox(tb).Run(context.Background(), code, memBridge{}, nil)
+	require.NoError(tb, err)
+	return res
+}
+
+func TestSandboxColdRunTwin(t *testing.T) {
+	res := runOnce(t, trivialScript)
+	assert.JSONEq(t, "1", string(res.Value))
+	// Fresh instance every time: state from the previous run is gone.
+	runOnce(t, "globalThis.x = 1; return 1")
+	res = runOnce(t, "return typeof x")
+	assert.JSONEq(t, `"undefined"`, string(res.Value))
+}
+
+// BenchmarkSandboxColdRun is one complete isolated run of `return 1`: a fresh instance from the snapshot, the
+// wrapper, the prelude's settle and the teardown.
+func BenchmarkSandboxColdRun(b *testing.B) {
+	s := sandbox(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Run(ctx, trivialScript, memBridge{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSandboxBridgeRoundTripTwin(t *testing.T) {
+	res := runOnce(t, roundTripScript)
+	assert.JSONEq(t, `"wazero"`, string(res.Value))
+	assert.Equal(t, 3, res.Calls)
+}
+
+func BenchmarkSandboxBridgeRoundTrip(b *testing.B) {
+	s := sandbox(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Run(ctx, roundTripScript, memBridge{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSandboxCPUTwin(t *testing.T) {
+	res := runOnce(t, cpuScript)
+	var want int
+	for i := range 300000 {
+		want = (want + (i*i)%7) | 0
+	}
+	assert.JSONEq(t, fmt.Sprint(want), string(res.Value))
+	assert.Greater(t, res.Usage.Fuel, uint64(300000), "every loop iteration was metered")
+}
+
+// BenchmarkSandboxCPU is CPU-bound JS under all limits. Its unmetered twin, which needs the engine's internals,
+// is wasm.BenchmarkSandboxCPU/{metered,unmetered}: the fuel and stack-guard overhead.
+func BenchmarkSandboxCPU(b *testing.B) {
+	s := sandbox(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Run(ctx, cpuScript, memBridge{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSandboxThroughputTwin(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.JSONEq(t, "1", string(runOnce(t, trivialScript).Value))
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkSandboxThroughput reports isolated runs per second with every core busy.
+func BenchmarkSandboxThroughput(b *testing.B) {
+	s := sandbox(b)
+	ctx := context.Background()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Run(ctx, trivialScript, memBridge{}, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+}
+
+// blockingBridge holds every call until release is closed, so runs stay alive while memory is measured.
+type blockingBridge struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b blockingBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return searchHits, nil
+}
+func (b blockingBridge) Describe(context.Context, string) (json.RawMessage, error) {
+	return description, nil
+}
+func (b blockingBridge) Call(ctx context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return args, nil
+}
+
+// liveSandboxBytes starts n runs that each park in a bridge call, and measures the Go heap they hold.
+func liveSandboxBytes(tb testing.TB, n int) float64 {
+	s := sandbox(tb)
+	bridge := blockingBridge{started: make(chan struct{}, n), release: make(chan struct{})}
+	var before, during runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.Run(context.Background(), "return await openclaw.tools.call('t', {})", bridge, nil)
+		}()
+	}
+	for range n {
+		<-bridge.started
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&during)
+	close(bridge.release)
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(tb, err)
+	}
+	held := float64(during.HeapInuse+during.StackInuse) - float64(before.HeapInuse+before.StackInuse)
+	return held / float64(n)
+}
+
+func TestLiveSandboxMemoryTwin(t *testing.T) {
+	perRun := liveSandboxBytes(t, 20)
+	t.Logf("%.2f MiB per live sandbox", perRun/(1<<20))
+	assert.Positive(t, perRun, "live runs hold memory: the measurement sees them")
+}
+
+// BenchmarkSandboxLiveMemory reports the memory one live sandbox holds (50 at once, each parked in a call).
+func BenchmarkSandboxLiveMemory(b *testing.B) {
+	var total float64
+	for b.Loop() {
+		total += liveSandboxBytes(b, 50)
+	}
+	b.ReportMetric(total/float64(b.N)/(1<<20), "MiB/sandbox")
+}
+
+// nodeChild is what OpenClaw's code mode does: a Node child with the permission model on, talking to the host
+// over stdio (one JSON line each way).
+const nodeChildScript = `
+const rl = require("readline").createInterface({ input: process.stdin });
+process.stdout.write(JSON.stringify({ op: "search", query: "search the web" }) + "\n");
+rl.once("line", (line) => {
+  const hits = JSON.parse(line);
+  process.stdout.write(JSON.stringify({ value: 1, hits: hits.length }) + "\n");
+  process.exit(0);
+});`
+
+func nodePermissionFlag(tb testing.TB) string {
+	tb.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		tb.Skip("node is not installed: the Node child peer benchmark needs it (CI installs it)")
+	}
+	for _, flag := range []string{"--permission", "--experimental-permission"} {
+		if exec.Command("node", flag, "-e", "0").Run() == nil {
+			return flag
+		}
+	}
+	tb.Skip("this node has no permission model (needs Node 20+)")
+	return ""
+}
+
+func nodeChildRun(flag string) (json.RawMessage, error) {
+	cmd := exec.Command("node", flag, "--no-warnings", "-e", nodeChildScript)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	lines := bufio.NewReader(stdout)
+	if _, err := lines.ReadBytes('\n'); err != nil { // the child's request
+		_ = cmd.Process.Kill()
+		return nil, err
+	}
+	if _, err := io.WriteString(stdin, string(searchHits)+"\n"); err != nil {
+		_ = cmd.Process.Kill()
+		return nil, err
+	}
+	out, err := lines.ReadBytes('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return nil, err
+	}
+	return out, cmd.Wait()
+}
+
+func TestNodeChildColdRunTwin(t *testing.T) {
+	flag := nodePermissionFlag(t)
+	out, err := nodeChildRun(flag)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"value":1,"hits":1}`, string(out), "the child made its IPC round trip")
+}
+
+func BenchmarkNodeChildColdRun(b *testing.B) {
+	flag := nodePermissionFlag(b)
+	for b.Loop() {
+		if _, err := nodeChildRun(flag); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

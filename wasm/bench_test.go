@@ -1,0 +1,60 @@
+package wasm
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The CPU-bound script of bench/BenchmarkSandboxCPU, run on the metered engine and on the module as shipped:
+// the ratio is what fuel and the stack guard cost.
+const cpuScript = "let s = 0; for (let i = 0; i < 300000; i++) { s = (s + (i * i) % 7) | 0 } s"
+
+func TestSandboxCPUTwin(t *testing.T) {
+	unmetered, err := unmeteredEngine()
+	require.NoError(t, err)
+	want, err := unmetered.Run(context.Background(), cpuScript, nil)
+	require.NoError(t, err)
+	got, err := engine(t).Run(context.Background(), cpuScript, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Value, got.Value)
+	assert.Zero(t, want.Usage.Fuel, "the unmetered engine counts nothing")
+	assert.Greater(t, got.Usage.Fuel, uint64(300000))
+}
+
+func BenchmarkSandboxCPU(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		get  func() (*Engine, error)
+	}{{"metered", sharedEngine}, {"unmetered", unmeteredEngine}} {
+		b.Run(tc.name, func(b *testing.B) {
+			e, err := tc.get()
+			require.NoError(b, err)
+			for b.Loop() {
+				if _, err := e.Run(context.Background(), cpuScript, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestInstantiateTwin(t *testing.T) {
+	res, err := engine(t).Run(context.Background(), "1", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "1", res.Value)
+}
+
+// BenchmarkInstantiate is the engine's part of a cold run: a fresh instance restored from the snapshot,
+// evaluating a constant.
+func BenchmarkInstantiate(b *testing.B) {
+	e := engine(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Run(context.Background(), "1", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
