@@ -40,8 +40,10 @@ var (
 	description = json.RawMessage(`{"id":"openclaw:core:web_search","source":"openclaw","sourceName":"core","name":"web_search","description":"Search the web.","input":"{ query: string; count?: number }","parameters":{"type":"object","properties":{"query":{"type":"string"},"count":{"type":"integer"}},"required":["query"]}}`)
 )
 
-func (memBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) { return searchHits, nil }
-func (memBridge) Describe(context.Context, string) (json.RawMessage, error)     { return description, nil }
+func (memBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return searchHits, nil
+}
+func (memBridge) Describe(context.Context, string) (json.RawMessage, error) { return description, nil }
 func (memBridge) Call(_ context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{"tool":{"id":"` + id + `"},"result":{"content":[{"type":"text","text":"ok"}],"details":` + string(args) + `}}`), nil
 }
