@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -502,4 +504,24 @@ func TestLimitErrorMessages(t *testing.T) {
 		assert.EqualError(t, tc.err, tc.want)
 		assert.Equal(t, tc.err.Kind == LimitTimeout, errors.Is(tc.err, context.DeadlineExceeded))
 	}
+}
+
+func TestCompilationCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 2 {
+		e, err := New(context.Background(), &Options{CompilationCacheDir: dir})
+		require.NoError(t, err, "engine %d", i)
+		res, err := e.Run(context.Background(), "6 * 7", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "42", res.Value)
+		require.NoError(t, e.Close(context.Background()))
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, entries, "compiled code was written to the cache directory")
+
+	blocker := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	_, err = New(context.Background(), &Options{CompilationCacheDir: filepath.Join(blocker, "sub")})
+	require.ErrorIs(t, err, ErrStartup, "an unusable cache directory is a start-up error")
 }
