@@ -20,12 +20,12 @@ func splitWords(s string, fn func(word string)) {
 		if start < 0 {
 			return
 		}
-		w := s[start:end]
+		w := lower(s[start:end])
 		start = -1
 		if len(w) < 2 || len(w) > maxTokenBytes {
 			return
 		}
-		fn(lower(w))
+		fn(w)
 	}
 	for i, r := range s {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
@@ -33,10 +33,10 @@ func splitWords(s string, fn func(word string)) {
 			prev = r
 			continue
 		}
-		if start >= 0 && unicode.IsUpper(r) {
+		if start >= 0 && isUpper(r) {
 			if unicode.IsLower(prev) {
 				emit(i) // fooBar
-			} else if unicode.IsUpper(prev) {
+			} else if isUpper(prev) {
 				// HTTPServer: the last upper letter before a lower one starts the next word.
 				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
 				if unicode.IsLower(next) {
@@ -52,12 +52,20 @@ func splitWords(s string, fn func(word string)) {
 	emit(len(s))
 }
 
-// lower lowercases w without allocating when it already is lowercase ASCII.
+// isUpper reports upper-case letters that have a lower-case form. Letters such as "ϒ" are upper case without
+// one; counting them would split a word at a boundary that is gone once the word is lowercased.
+func isUpper(r rune) bool {
+	return unicode.IsUpper(r) && unicode.ToLower(r) != r
+}
+
+// lower lowercases w rune by rune, without allocating when it already is lowercase ASCII. strings.ToLower is
+// not used: its special cases turn "İ" into "i" plus a combining dot, which is not a letter and would split the
+// word differently the next time it is read.
 func lower(w string) string {
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
-			return strings.ToLower(w)
+			return strings.Map(unicode.ToLower, w)
 		}
 	}
 	return w
