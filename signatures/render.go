@@ -11,8 +11,9 @@ import (
 const ellipsis = "..."
 
 // stepsPerChar sets a pass's work budget: schema nodes visited per byte of MaxChars. A union can repeat one
-// subschema many times, and the repeats all render before dedupe drops them; nested, that multiplies, so only a
-// budget on work itself keeps a malicious schema linear. Real schemas use a few steps per byte they render.
+// subschema any number of times, and each repeat renders in full before dedupe drops it at no cost in
+// characters, so without a budget on work itself a pass could visit every node of a huge schema. With it, a
+// pass costs what its hint can show, not what the schema holds. Real schemas use a few steps per byte.
 const stepsPerChar = 16
 
 // maxCombinatorChain bounds anyOf/oneOf/allOf nested in one another with no object or array between them. Those
@@ -463,12 +464,21 @@ func list(open, sep, close string, items []item, more, dedupe bool, budget int) 
 		if len(written) > 0 {
 			lead = sep
 		}
-		text, fitted := render(budget - out.Len() - len(lead) - reserve)
+		room := budget - out.Len() - len(lead) - reserve
+		text, fitted := render(room)
+		if dedupe {
+			// A member cut for want of room may still repeat one already written in full; only a complete
+			// rendering shows that, and a complete rendering is the same under any budget that holds it.
+			whole := text
+			if !fitted && room < budget {
+				whole, _ = render(budget)
+			}
+			if slices.Contains(written, whole) {
+				continue
+			}
+		}
 		if text == "" {
 			return stop()
-		}
-		if dedupe && slices.Contains(written, text) {
-			continue
 		}
 		out.WriteString(lead)
 		out.WriteString(text)
