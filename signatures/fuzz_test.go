@@ -1,6 +1,7 @@
 package signatures_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,6 +41,9 @@ func FuzzInput(f *testing.F) {
 		require.LessOrEqual(t, len(hint), limit)
 		require.Equal(t, hint, signatures.Input(schema, opts), "Input is not deterministic")
 		requireWellFormed(t, hint)
+		if !json.Valid(schema) && limit >= len(signatures.Unknown) {
+			require.Equal(t, signatures.Unknown, hint, "bytes that are not JSON")
+		}
 	})
 }
 

@@ -1,6 +1,7 @@
 package signatures
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -44,4 +45,30 @@ func TestStepBudgetLeavesRealSchemasAlone(t *testing.T) {
 	hint, fitted := p.render(root, 1, 0, b.chars)
 	require.True(t, fitted, hint)
 	require.Less(t, p.steps, b.chars/10, "a real schema uses a handful of steps, not thousands")
+}
+
+func TestDecodeAcceptsExactlyOneJSONValue(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want bool
+	}{
+		{`{"type":"string"}`, true},
+		{" \n\t{\"type\":\"string\"} \r\n", true},
+		{`true`, true},
+		{`1e400`, true},
+		{``, false},
+		{`   `, false},
+		{`{"type":"string"} {}`, false},
+		{`{"type":"string"}]`, false},
+		{`{"type":"string"},`, false},
+		{`{"type":"string"`, false},
+		{`{"type":'string'}`, false},
+		{"{\"a\":\"\xff\"}", true},
+		{strings.Repeat("[", 10001) + strings.Repeat("]", 10001), false},
+	}
+	for _, tt := range tests {
+		_, ok := decode([]byte(tt.raw))
+		require.Equal(t, tt.want, ok, "%q", tt.raw)
+		require.Equal(t, json.Valid([]byte(tt.raw)), ok, "decode and json.Valid disagree on %q", tt.raw)
+	}
 }

@@ -3,6 +3,7 @@ package signatures
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 )
 
 // Unknown is the input hint of untrusted (MCP, client) tools: their schemas are never traversed for hints.
@@ -111,13 +112,14 @@ func (o *Options) bounds() bounds {
 // a number too large for float64 is not an error. Duplicate keys keep the last value, as JavaScript's JSON.parse
 // does. Nesting deeper than encoding/json's own limit (10,000) is invalid JSON here too.
 func decode(raw json.RawMessage) (any, bool) {
-	if !json.Valid(raw) {
-		return nil, false
-	}
 	decoder := json.NewDecoder(bytes.NewReader(raw))
 	decoder.UseNumber()
 	var value any
 	if err := decoder.Decode(&value); err != nil {
+		return nil, false
+	}
+	// Anything after the value, even another value, makes the bytes something other than one schema.
+	if _, err := decoder.Token(); err != io.EOF {
 		return nil, false
 	}
 	return value, true
