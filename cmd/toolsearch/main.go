@@ -32,6 +32,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"version": {summary: "print the version", run: runVersion},
 		"search":  {summary: "rank the tools of a catalog file for a query", run: runSearch},
+		"config":  {summary: "get or set a value of the config file (keeps its comments)", run: runConfig},
 	}
 }
 

@@ -1,0 +1,99 @@
+package runtime
+
+import "encoding/json"
+
+// This file is the one place that defines what the model reads about the control tools: their names,
+// descriptions and JSON Schemas, in OpenAI function format. Every byte here is sent on every turn, so the texts
+// say what the model needs to act and nothing more.
+
+// The names of the control tools. No cataloged tool can shadow them in the model's namespace.
+const (
+	ToolSearchCodeName = "tool_search_code"
+	ToolSearchName     = "tool_search"
+	ToolDescribeName   = "tool_describe"
+	ToolCallName       = "tool_call"
+)
+
+// ToolDefinition is one tool as the model sees it, in the OpenAI Chat Completions function format.
+type ToolDefinition struct {
+	Type     string             `json:"type"` // always "function"
+	Function FunctionDefinition `json:"function"`
+}
+
+// FunctionDefinition is the function part of a ToolDefinition. Parameters is a JSON Schema object.
+type FunctionDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+const (
+	searchCodeDescription = "Run JavaScript over the tool catalog in an isolated sandbox. `code` is the body of an " +
+		"async function; `return` gives the result. APIs (each returns a Promise): " +
+		"`openclaw.tools.search(query, {limit})` → hits `[{id, name, description, input, output?}]` " +
+		"(`search({queries: [...]})` runs several searches at once); " +
+		"`openclaw.tools.describe(id)` → the full input and output schemas; " +
+		"`openclaw.tools.call(id, args)` → `{tool, result}`, JSON values in `result.details`. " +
+		"Calls run in parallel under Promise.all. console.log output comes back in `logs`."
+	searchCodeParameters = `{"type":"object","properties":{"code":{"type":"string",` +
+		`"description":"JavaScript body of an async function; use return for the result."}},` +
+		`"required":["code"],"additionalProperties":false}`
+
+	searchDescription = "Search the tool catalog. Returns hits `[{id, name, description, input, output?}]`; " +
+		"pass a hit's id to tool_call (use tool_describe first when its input is not clear)."
+	searchParameters = `{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"What the tool should do, or its name."},` +
+		`"queries":{"type":"array","items":{"type":"string"},"description":"Several searches at once, instead of query."},` +
+		`"limit":{"type":"integer","minimum":1,"description":"Maximum number of hits."}},` +
+		`"additionalProperties":false}`
+
+	describeDescription = "Load the full input and output schemas of one tool, by search hit id or exact name."
+	describeParameters  = `{"type":"object","properties":{` +
+		`"id":{"type":"string","description":"A search hit id, or a tool name."}},` +
+		`"required":["id"],"additionalProperties":false}`
+
+	callDescription = "Call one catalog tool by search hit id or exact name. Returns `{tool, result}`; JSON " +
+		"values are in `result.details`."
+	callParameters = `{"type":"object","properties":{` +
+		`"id":{"type":"string","description":"A search hit id, or a tool name."},` +
+		`"args":{"type":"object","description":"The tool's arguments."}},` +
+		`"required":["id"],"additionalProperties":false}`
+)
+
+// controlTools returns the definitions of the control tools a mode shows, in a fixed order.
+func controlTools(mode Mode) []ToolDefinition {
+	def := func(name, desc, params string) ToolDefinition {
+		return ToolDefinition{Type: "function", Function: FunctionDefinition{
+			Name: name, Description: desc, Parameters: json.RawMessage(params),
+		}}
+	}
+	switch mode {
+	case ModeCode:
+		return []ToolDefinition{def(ToolSearchCodeName, searchCodeDescription, searchCodeParameters)}
+	case ModeTools, ModeDirectory:
+		return []ToolDefinition{
+			def(ToolSearchName, searchDescription, searchParameters),
+			def(ToolDescribeName, describeDescription, describeParameters),
+			def(ToolCallName, callDescription, callParameters),
+		}
+	}
+	return nil
+}
+
+// controlToolNames are the control tools of a mode; the run is only compacted when the policy allows all of them.
+func controlToolNames(mode Mode) []string {
+	var names []string
+	for _, d := range controlTools(mode) {
+		names = append(names, d.Function.Name)
+	}
+	return names
+}
+
+// isControlToolName reports whether name belongs to any mode's control tools.
+func isControlToolName(name string) bool {
+	switch name {
+	case ToolSearchCodeName, ToolSearchName, ToolDescribeName, ToolCallName:
+		return true
+	}
+	return false
+}

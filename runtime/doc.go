@@ -1,0 +1,58 @@
+// Package runtime is Tool Search itself: it turns a run's tools into what the model sees, and runs every call
+// the model makes.
+//
+// A Runtime holds what a deployment shares: the resolved tools.toolSearch Config (ParseConfig), the policy, the
+// approver and before_tool_call hooks, the code sandbox and the catalog cache. Each turn (or MCP session) is a
+// Run:
+//
+//	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Policy: policy})
+//	run, err := rt.StartRun(ctx, runtime.RunRequest{SessionID: sid, RunID: rid, Tools: tools, UserMessage: msg})
+//	defer run.Close()
+//	defs := run.Tools()                   // send these to the provider
+//	sys := run.SystemPromptSection()      // append to the system prompt ("" outside directory mode)
+//	res, err := run.Execute(ctx, call)    // for every tool call the model makes
+//
+// # Modes
+//
+// In code mode the model sees tool_search_code and writes JavaScript against openclaw.tools.search, describe and
+// call, run in the QuickJS sandbox of package hostfns with the Run as its Bridge. In tools mode it sees
+// tool_search, tool_describe and tool_call. Directory mode adds a bounded directory of trusted tools to the
+// system prompt and exposes up to four likely or required schemas; a hidden tool called by its exact, unique
+// name is resolved from the catalog. Off exposes every allowed tool directly. Direct-only tools are visible in
+// every mode. When the sandbox cannot start, code mode falls back to tools mode (New logs why); when the policy
+// denies a mode's control tools, the run is not compacted at all.
+//
+// # The call pipeline
+//
+// Every real call, whichever way the model reached the tool, goes through one pipeline: the policy is checked
+// again (a tool that became denied or unavailable fails), then the Approver, then each BeforeToolCallHook (which
+// may block or rewrite the arguments), then the arguments are validated against the tool's JSON Schema, the
+// tool's outputSchema is compiled before it runs, the tool runs, and its details are checked against the
+// outputSchema; then the call is logged and counted. Schemas are compiled with santhosh-tekuri/jsonschema behind
+// a loader that refuses every remote and file $ref, once per tool and schema, and cached. A block, a panic in a
+// hook or tool, or a broken contract is a result with IsError — never a crash, never a bypass. Execute returns a
+// Go error only when its context ends or the run is closed.
+//
+// # Telemetry and session logs
+//
+// Run.Telemetry reports the catalog size per source, search/describe/call counts, every final call with its id
+// and source, sandbox fuel, time and memory, and the request sizes the gateway recorded with RecordRequest. With
+// Options.SessionLog (NewSessionLogDir writes one JSON Lines file per session), each run writes records that
+// answer how many schemas the model saw up front, which searches and describes it ran, and which final tools it
+// called from which source; calls made inside tool_search_code appear as their own call/result pairs right after
+// the wrapper's result, with ids tool_search_code:<parentCallId>:<toolName>:<n> (see Project).
+//
+// # Configuration files
+//
+// Config files are JSON with comments and trailing commas. LoadConfigFile, ConfigFile.Get and ConfigFile.Set
+// read and edit them in place, keeping comments; Set refuses a value ValidateConfig rejects. They back
+// `toolsearch config get|set`.
+//
+// # Concurrency
+//
+// Runtime and Run are safe for concurrent use. Approvers, hooks and tool handlers are called from many
+// goroutines at once (tool_search_code runs the calls a script starts together in parallel).
+//
+// This package is named like the standard library's runtime; files that need both import the standard one as
+// goruntime.
+package runtime

@@ -1,0 +1,372 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Execute runs one call the model made, whatever it is: a control tool (tool_search_code, tool_search,
+// tool_describe, tool_call), a tool the model sees directly, or — in directory mode — a hidden tool called by its
+// exact, unique name, which is resolved from the run's authorized catalog (fuzzy names and ids are not). Every
+// real tool call goes through the one pipeline (policy, approval, hooks, input validation, output contract,
+// logging, telemetry). Tool-level failures, blocks and unknown tools are results with IsError; the Go error is
+// for a cancelled ctx or a closed run. Execute writes the call, its result and the projected hidden calls to the
+// session log, and is safe for concurrent use.
+func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, ErrRunClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var res *CallResult
+	var err error
+	switch {
+	case r.control[call.Name]:
+		res, err = r.executeControl(ctx, call)
+	case r.direct[call.Name] != nil:
+		res, err = r.executeDirect(ctx, call, r.direct[call.Name], ViaDirect)
+	case r.mode == ModeDirectory && len(r.byName[call.Name]) == 1:
+		res, err = r.executeDirect(ctx, call, r.byName[call.Name][0], ViaHydrated)
+	case r.mode == ModeDirectory && len(r.byName[call.Name]) > 1:
+		res = failed("Ambiguous tool name: " + call.Name + "; use tool_call with an exact tool id.")
+	default:
+		res = failed(r.unknownTool(call.Name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range Project(call, res) {
+		r.record(Record{Type: RecordTranscript, Transcript: &e})
+	}
+	return res, nil
+}
+
+func (r *Run) unknownTool(name string) string {
+	switch r.mode {
+	case ModeCode:
+		return "Unknown tool: " + name + ". It is not declared; find and call catalog tools from " +
+			ToolSearchCodeName + " with openclaw.tools.search and openclaw.tools.call."
+	case ModeTools, ModeDirectory:
+		return "Unknown tool: " + name + ". It is not declared; find it with " + ToolSearchName +
+			" and call it with " + ToolCallName + "."
+	}
+	return "Unknown tool: " + name + ". Call one of the declared tools."
+}
+
+func failed(msg string) *CallResult {
+	details, _ := json.Marshal(map[string]string{"error": msg})
+	return &CallResult{Content: msg, Details: details, IsError: true}
+}
+
+func (r *Run) executeDirect(ctx context.Context, call ToolCall, tool *catalog.Tool, via Via) (*CallResult, error) {
+	out, err := r.invoke(ctx, tool, r.invocation(call.ID, "", via, call.Arguments))
+	if err != nil {
+		return nil, err
+	}
+	r.countCall(callRecord(call.ID, "", via, out))
+	return outcomeResult(out), nil
+}
+
+func (r *Run) invocation(callID, parentID string, via Via, args json.RawMessage) Invocation {
+	return Invocation{
+		SessionID: r.req.SessionID, RunID: r.req.RunID, AgentID: r.req.AgentID,
+		CallID: callID, ParentCallID: parentID, Via: via, Arguments: args,
+	}
+}
+
+// outcomeResult is a tool's own result as the model sees it, or the pipeline's failure.
+func outcomeResult(out *outcome) *CallResult {
+	if out.result == nil {
+		res := failed(out.failure)
+		if out.blocked {
+			res.Blocked = true
+			res.Details, _ = json.Marshal(map[string]any{"error": out.failure, "blocked": true})
+		}
+		return res
+	}
+	return &CallResult{
+		Content: resultText(out.result),
+		Details: append(json.RawMessage(nil), out.result.Details...),
+		IsError: out.result.IsError,
+	}
+}
+
+func callRecord(callID, parentID string, via Via, out *outcome) CallRecord {
+	return CallRecord{
+		CallID:        callID,
+		ParentCallID:  parentID,
+		ToolID:        out.tool.ID(),
+		Name:          out.tool.Name,
+		Source:        out.tool.Source,
+		SourceName:    out.tool.SourceName,
+		Via:           via,
+		IsError:       out.isError(),
+		Blocked:       out.blocked,
+		Error:         out.failure,
+		ArgumentBytes: len(out.args),
+		Duration:      out.duration,
+	}
+}
+
+// executeControl runs a control tool. Bad control-tool arguments are results the model can correct.
+func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, error) {
+	if call.Name == ToolSearchCodeName {
+		return r.runCode(ctx, call)
+	}
+	args, err := objectArgs(call.Name, call.Arguments)
+	if err != nil {
+		return failed(err.Error()), nil
+	}
+	switch call.Name {
+	case ToolSearchName:
+		req, err := parseSearchRequest(args)
+		if err != nil {
+			r.searches.Add(1)
+			r.record(Record{Type: RecordSearch, Search: &SearchInfo{CallID: call.ID, Via: ViaToolCall, Error: err.Error()}})
+			return failed(err.Error()), nil
+		}
+		hits, err := r.search(ctx, call.ID, ViaToolCall, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return failed(err.Error()), nil
+		}
+		return jsonResult(hits), nil
+	case ToolDescribeName:
+		id, err := stringArg(args, "id", "toolId", "name")
+		if err != nil {
+			return failed(err.Error()), nil
+		}
+		d, err := r.describe(call.ID, ViaToolCall, id)
+		if err != nil {
+			return failed(err.Error()), nil
+		}
+		return jsonResult(d), nil
+	case ToolCallName:
+		id, err := stringArg(args, "id", "toolId", "name")
+		if err != nil {
+			return failed(err.Error()), nil
+		}
+		input := args["args"]
+		if input == nil {
+			input = args["input"]
+		}
+		hc, out, err := r.callCatalog(ctx, call.ID, ViaToolCall, id, input)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return failed(err.Error()), nil
+		}
+		res := outcomeResult(out)
+		if out.result != nil {
+			env := envelope{Tool: r.cat.Descriptor(out.tool), Result: out.result}
+			res = jsonResult(env)
+			res.IsError = out.result.IsError
+		}
+		res.Hidden = []HiddenCall{*hc}
+		return res, nil
+	}
+	return failed(r.unknownTool(call.Name)), nil
+}
+
+// envelope is what tool_call and openclaw.tools.call return: the tool's descriptor and its result, with JSON
+// values in result.details.
+type envelope struct {
+	Tool   catalog.Descriptor `json:"tool"`
+	Result *catalog.Result    `json:"result"`
+}
+
+func (e envelope) MarshalJSON() ([]byte, error) {
+	res := *e.Result
+	if res.Content == nil {
+		res.Content = []catalog.Content{}
+	}
+	return json.Marshal(struct {
+		Tool   catalog.Descriptor `json:"tool"`
+		Result catalog.Result     `json:"result"`
+	}{e.Tool, res})
+}
+
+// jsonResult shows a structured result to the model as indented JSON and keeps it compact in Details.
+func jsonResult(v any) *CallResult {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return failed("internal error: " + err.Error())
+	}
+	return &CallResult{Content: prettyJSON(raw), Details: raw}
+}
+
+func objectArgs(tool string, raw json.RawMessage) (map[string]json.RawMessage, error) {
+	raw, ok := normalizeArgs(raw)
+	var args map[string]json.RawMessage
+	if !ok || json.Unmarshal(raw, &args) != nil || args == nil {
+		return nil, fmt.Errorf("Invalid arguments for %s: expected a JSON object.", tool)
+	}
+	return args, nil
+}
+
+// stringArg reads the first present key as a non-empty string.
+func stringArg(args map[string]json.RawMessage, keys ...string) (string, error) {
+	for _, k := range keys {
+		raw, ok := args[k]
+		if !ok || isNull(raw) {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" {
+			break
+		}
+		return strings.TrimSpace(s), nil
+	}
+	return "", fmt.Errorf("%s must be a non-empty string.", keys[0])
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// searchRequest is a search as tool_search or openclaw.tools.search asked for it.
+type searchRequest struct {
+	queries []string
+	limit   int // 0: the configured default
+}
+
+// parseSearchRequest reads {query, limit?} or {queries: [...], limit?}. limit must be a positive integer (SPEC
+// §3); larger than maxSearchLimit is capped later.
+func parseSearchRequest(args map[string]json.RawMessage) (searchRequest, error) {
+	var req searchRequest
+	if raw, ok := args["query"]; ok && !isNull(raw) {
+		var q string
+		if json.Unmarshal(raw, &q) != nil {
+			return req, errors.New("query must be a string.")
+		}
+		req.queries = append(req.queries, q)
+	}
+	if raw, ok := args["queries"]; ok && !isNull(raw) {
+		var qs []string
+		if json.Unmarshal(raw, &qs) != nil {
+			return req, errors.New("queries must be an array of strings.")
+		}
+		req.queries = append(req.queries, qs...)
+	}
+	if req.queries == nil {
+		return req, errors.New("query must be a string.")
+	}
+	if len(req.queries) > catalog.MaxBatchQueries {
+		return req, catalog.ErrTooManyQueries
+	}
+	if raw, ok := args["limit"]; ok && !isNull(raw) {
+		raw = bytes.TrimSpace(raw)
+		var n json.Number
+		// json.Number would also take the string "3"; a limit must be a JSON number.
+		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || json.Unmarshal(raw, &n) != nil {
+			return req, catalog.ErrInvalidLimit
+		}
+		u, ok := positiveInteger(n)
+		if !ok {
+			return req, catalog.ErrInvalidLimit
+		}
+		req.limit = int(min(u, math.MaxInt32))
+	}
+	return req, nil
+}
+
+// search runs a search against the run's catalog and drops hits the policy denies now.
+func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequest) ([]catalog.Descriptor, error) {
+	r.searches.Add(int64(len(req.queries)))
+	info := &SearchInfo{CallID: callID, Via: via, Queries: req.queries, Limit: req.limit, Hits: []string{}}
+	defer r.record(Record{Type: RecordSearch, Search: info})
+	var hits []catalog.Hit
+	var err error
+	if len(req.queries) == 1 {
+		hits, err = r.cat.Search(ctx, req.queries[0], req.limit)
+	} else {
+		hits, err = r.cat.SearchBatch(ctx, req.queries, req.limit)
+	}
+	if err != nil {
+		info.Error = err.Error()
+		return nil, err
+	}
+	out := make([]catalog.Descriptor, 0, len(hits))
+	for _, h := range hits {
+		if t, err := r.cat.Lookup(h.ID); err == nil && r.allowed(t) {
+			out = append(out, h.Descriptor)
+			info.Hits = append(info.Hits, h.ID)
+		}
+	}
+	return out, nil
+}
+
+// describe returns a tool's full schemas. A tool the policy denies now is unknown.
+func (r *Run) describe(callID string, via Via, id string) (*catalog.Description, error) {
+	r.describes.Add(1)
+	info := &DescribeInfo{CallID: callID, Via: via, ID: id}
+	defer r.record(Record{Type: RecordDescribe, Describe: info})
+	t, err := r.cat.Lookup(id)
+	if err == nil && !r.allowed(t) {
+		err = &catalog.UnknownToolError{Query: strings.TrimSpace(id)}
+	}
+	if err != nil {
+		info.Error = err.Error()
+		return nil, err
+	}
+	d, err := r.cat.Describe(t.ID())
+	if err != nil {
+		info.Error = err.Error()
+		return nil, err
+	}
+	info.ToolID = t.ID()
+	return d, nil
+}
+
+// callCatalog resolves a catalog tool by exact id or unique name and runs it through the pipeline under a
+// hidden call id. err is a lookup error (unknown or ambiguous tool) or, when ctx ended, ctx's error.
+func (r *Run) callCatalog(ctx context.Context, parentID string, via Via, idOrName string, args json.RawMessage) (*HiddenCall, *outcome, error) {
+	t, err := r.cat.Lookup(idOrName)
+	if err != nil {
+		return nil, nil, err
+	}
+	hid := fmt.Sprintf("%s:%s:%s:%d", ToolSearchCodeName, safeCallID(parentID), t.Name, r.seq.Add(1))
+	out, err := r.invoke(ctx, t, r.invocation(hid, parentID, via, args))
+	if err != nil {
+		return nil, nil, err
+	}
+	r.countCall(callRecord(hid, parentID, via, out))
+	return &HiddenCall{
+		ID: hid, ParentID: parentID, ToolID: t.ID(), Name: t.Name, Source: t.Source, SourceName: t.SourceName,
+		Arguments: out.args, Result: *outcomeResult(out),
+	}, out, nil
+}
+
+// safeCallID keeps a parent call id usable inside a hidden id: [A-Za-z0-9_.:-], at most 120 bytes.
+func safeCallID(id string) string {
+	b := []byte(strings.TrimSpace(id))
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == ':', c == '-':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) > 120 {
+		b = b[:120]
+	}
+	if len(b) == 0 {
+		return "call"
+	}
+	return string(b)
+}

@@ -1,0 +1,327 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Via says how the model reached a tool. Every way ends in the same pipeline.
+type Via string
+
+// The ways a real tool call reaches the pipeline.
+const (
+	ViaDirect   Via = "direct"    // a tool the model sees directly (off mode, direct-only, client tools in directory mode)
+	ViaHydrated Via = "hydrated"  // a hidden tool the model called by its exact name (directory mode)
+	ViaToolCall Via = "tool_call" // the tool_call control tool
+	ViaCode     Via = "code"      // openclaw.tools.call inside tool_search_code
+)
+
+// Invocation is one real tool call as approvers and hooks see it. It is a copy: changing it changes nothing.
+type Invocation struct {
+	SessionID, RunID, AgentID string
+	// CallID is the model's call id for direct calls, and the hidden id
+	// (tool_search_code:<parentCallId>:<toolName>:<n>) for calls made through tool_call or tool_search_code.
+	CallID string
+	// ParentCallID is the control tool call the call came through; "" for direct and hydrated calls.
+	ParentCallID string
+	Via          Via
+	// Tool is the resolved tool. It belongs to the run's catalog: read it, never modify it.
+	Tool *catalog.Tool
+	// Arguments are the call's arguments as the tool will get them, after earlier hooks' rewrites.
+	Arguments json.RawMessage
+}
+
+// Decision is an Approver's answer.
+type Decision struct {
+	Allow  bool
+	Reason string // shown to the model when the call is denied
+}
+
+// Approver decides whether a call may run. It is asked before the hooks, for every real call; a denial (or an
+// error, or a panic) is reported to the model as a blocked call and the tool does not run. Implementations must
+// be safe for concurrent use.
+type Approver interface {
+	Approve(ctx context.Context, inv *Invocation) (Decision, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, inv *Invocation) (Decision, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, inv *Invocation) (Decision, error) {
+	return f(ctx, inv)
+}
+
+// HookResult is what a before_tool_call hook decides.
+type HookResult struct {
+	// Block stops the call; Reason is shown to the model.
+	Block  bool
+	Reason string
+	// Arguments, when non-nil, replace the call's arguments for later hooks and the tool. They are validated
+	// against the tool's schema like the model's own.
+	Arguments json.RawMessage
+}
+
+// BeforeToolCallHook runs before every real tool call, after approval, in the order of Options.Hooks. A hook that
+// blocks, fails or panics stops the call: it is reported as blocked and the tool does not run. Implementations
+// must be safe for concurrent use.
+type BeforeToolCallHook interface {
+	BeforeToolCall(ctx context.Context, inv *Invocation) (HookResult, error)
+}
+
+// BeforeToolCallFunc adapts a function to BeforeToolCallHook.
+type BeforeToolCallFunc func(ctx context.Context, inv *Invocation) (HookResult, error)
+
+// BeforeToolCall calls f.
+func (f BeforeToolCallFunc) BeforeToolCall(ctx context.Context, inv *Invocation) (HookResult, error) {
+	return f(ctx, inv)
+}
+
+// Availability is implemented by handlers whose tools can go away during a run (an MCP server that crashed). A
+// non-nil error makes calls fail with it, naming the tool, before approval or hooks are asked.
+type Availability interface {
+	Available() error
+}
+
+// outcome is what the pipeline made of one call. result is set when the tool ran and produced a result that
+// passed its output contract (IsError results included); failure is set otherwise.
+type outcome struct {
+	tool     *catalog.Tool
+	args     json.RawMessage
+	result   *catalog.Result
+	failure  string
+	blocked  bool
+	duration time.Duration
+}
+
+func (o *outcome) isError() bool { return o.result == nil || o.result.IsError }
+
+// emptyObjectSchema is the schema of a tool that declares no parameters.
+const emptyObjectSchema = `{"type":"object","properties":{}}`
+
+// invoke is the one call pipeline (SPEC §3): policy → availability → approval → hooks → input validation →
+// output contract compiled → the tool → output contract checked → (the caller logs and counts). A Go error is
+// returned only when ctx ended; everything else is an outcome.
+func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*outcome, error) {
+	start := time.Now()
+	out := &outcome{tool: tool}
+	defer func() { out.duration = time.Since(start) }()
+	id := tool.ID()
+
+	args, ok := normalizeArgs(inv.Arguments)
+	if !ok {
+		out.failure = fmt.Sprintf("Invalid arguments for %s: not valid JSON.", id)
+		return out, nil
+	}
+	inv.Arguments, inv.Tool = args, tool
+	out.args = args
+
+	if !r.allowed(tool) {
+		out.failure, out.blocked = fmt.Sprintf("Tool call blocked: %s is not allowed by policy.", id), true
+		return out, nil
+	}
+	if msg := unavailable(tool); msg != "" {
+		out.failure = msg
+		return out, nil
+	}
+	if r.rt.approver != nil {
+		d, err := approve(ctx, r.rt.approver, inv)
+		switch {
+		case err != nil:
+			out.failure, out.blocked = fmt.Sprintf("Tool call blocked: approval of %s failed: %v", id, err), true
+		case !d.Allow:
+			out.failure, out.blocked = "Tool call blocked: "+orDefault(d.Reason, "approval denied")+".", true
+		}
+		if out.blocked {
+			return out, ctx.Err()
+		}
+	}
+	for i, h := range r.rt.hooks {
+		res, err := runHook(ctx, h, inv)
+		switch {
+		case err != nil:
+			out.failure, out.blocked = fmt.Sprintf("Tool call blocked: before_tool_call hook %d failed: %v", i, err), true
+		case res.Block:
+			out.failure, out.blocked = "Tool call blocked: "+orDefault(res.Reason, "blocked by a before_tool_call hook")+".", true
+		case res.Arguments != nil:
+			if rewritten, ok := normalizeArgs(res.Arguments); ok {
+				inv.Arguments, out.args = rewritten, rewritten
+			} else {
+				out.failure, out.blocked = fmt.Sprintf("Tool call blocked: before_tool_call hook %d returned arguments that are not valid JSON.", i), true
+			}
+		}
+		if out.blocked {
+			return out, ctx.Err()
+		}
+	}
+
+	params := tool.Parameters
+	if isNull(params) {
+		params = json.RawMessage(emptyObjectSchema)
+	}
+	in, err := r.rt.schemas.get("input", id, params)
+	if err != nil {
+		r.rt.log.Warn("tool search: tool has an invalid input schema", "tool", id, "error", err)
+		out.failure = fmt.Sprintf(`Tool "%s" has an invalid input schema.`, id)
+		return out, nil
+	}
+	if problem := validateJSON(in, inv.Arguments); problem != "" {
+		out.failure = fmt.Sprintf("Invalid arguments for %s: %s", id, problem)
+		return out, nil
+	}
+	// The output contract is compiled before the tool runs: a broken contract must not turn a side effect that
+	// already happened into a failure the model would retry.
+	var outSchema *jsonschema.Schema
+	if !isNull(tool.OutputSchema) {
+		if outSchema, err = r.rt.schemas.get("output", id, tool.OutputSchema); err != nil {
+			r.rt.log.Warn("tool search: tool has an invalid outputSchema", "tool", id, "error", err)
+			out.failure = fmt.Sprintf(`Tool "%s" has an invalid outputSchema.`, id)
+			return out, nil
+		}
+	}
+
+	res, err := callHandler(ctx, tool, inv.Arguments)
+	if err != nil {
+		if ended := ctxEnded(ctx); ended != nil {
+			return out, ended
+		}
+		if p, ok := err.(*panicError); ok {
+			r.rt.log.Error("tool search: tool panicked", "tool", id, "panic", p.value, "stack", string(p.stack))
+		}
+		out.failure = fmt.Sprintf(`Tool "%s" failed: %v`, id, err)
+		return out, nil
+	}
+	if outSchema != nil && !res.IsError {
+		if problem := validateJSON(outSchema, res.Details); problem != "" {
+			r.rt.log.Warn("tool search: tool output does not match its outputSchema", "tool", id, "problem", problem)
+			out.failure = fmt.Sprintf(`Tool "%s" returned details that do not match its declared outputSchema.`, id)
+			return out, nil
+		}
+	}
+	out.result = res
+	return out, nil
+}
+
+// ctxEnded is ctx.Err(), also in the moment between ctx's deadline passing and its timer firing: the sandbox
+// notices a deadline by the clock, and a turn that ran out of time must be the caller's error, not a result.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// normalizeArgs turns absent or null arguments into {} and refuses invalid JSON.
+func normalizeArgs(raw json.RawMessage) (json.RawMessage, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return json.RawMessage("{}"), true
+	}
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	return raw, true
+}
+
+// unavailable explains why a tool cannot run in this process right now, or returns "".
+func unavailable(tool *catalog.Tool) string {
+	id := tool.ID()
+	if tool.Handler == nil {
+		return fmt.Sprintf(`Tool "%s" is unavailable: it has no handler in this process.`, id)
+	}
+	if a, ok := tool.Handler.(Availability); ok {
+		if err := a.Available(); err != nil {
+			return fmt.Sprintf(`Tool "%s" is unavailable: %v`, id, err)
+		}
+	}
+	return ""
+}
+
+// panicError is a recovered panic: a failed result, never a crash.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+func callHandler(ctx context.Context, tool *catalog.Tool, args json.RawMessage) (res *catalog.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	res, err = tool.Handler.Call(ctx, args)
+	if err == nil && res == nil {
+		res = &catalog.Result{}
+	}
+	return res, err
+}
+
+func approve(ctx context.Context, a Approver, inv Invocation) (d Decision, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			d, err = Decision{}, &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return a.Approve(ctx, &inv)
+}
+
+func runHook(ctx context.Context, h BeforeToolCallHook, inv Invocation) (res HookResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = HookResult{}, &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return h.BeforeToolCall(ctx, &inv)
+}
+
+func orDefault(s, def string) string {
+	s = strings.TrimRight(strings.TrimSpace(s), ".")
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// resultText is the text a tool result shows the model: its text blocks, a placeholder for other blocks, and
+// the details as JSON when there is no text at all.
+func resultText(res *catalog.Result) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch {
+		case c.Type == "text" || (c.Type == "" && c.Text != ""):
+			parts = append(parts, c.Text)
+		case c.MIMEType != "":
+			parts = append(parts, "["+c.Type+" "+c.MIMEType+"]")
+		default:
+			parts = append(parts, "["+c.Type+"]")
+		}
+	}
+	if len(parts) == 0 && len(bytes.TrimSpace(res.Details)) > 0 {
+		return prettyJSON(res.Details)
+	}
+	if len(parts) == 0 {
+		return "(no output)"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,396 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// RunRequest describes one run (one agent turn, or one MCP session): who it is for and which tools it has.
+type RunRequest struct {
+	// SessionID scopes the catalog cache: runs of one session whose tools did not change reuse its catalog.
+	// RunID identifies the run in logs. At least one is required; a run without either is refused rather than
+	// given some other run's catalog.
+	SessionID, RunID, AgentID string
+	// Tools are the run's effective tools, direct-only ones included. Policy-denied tools may be included: they
+	// are filtered here and again at call time.
+	Tools []catalog.Tool
+	// ClientTools are tools the client declared for this run. They are cataloged as client:client:<name> in code
+	// and tools mode, and stay directly visible in directory and off mode. Execute runs them through their
+	// Handler like any tool (a gateway that forwards them to its client gives them a Handler that does so); one
+	// without a Handler fails as unavailable.
+	ClientTools []catalog.Tool
+	// UserMessage is the turn's user message; directory mode ranks the catalog against it to expose up to four
+	// likely tool schemas.
+	UserMessage string
+	// RequiredTools (names or ids) are exposed with their schemas in directory mode before the likely ones.
+	RequiredTools []string
+	// Policy replaces the runtime's policy for this run (per session or channel); nil uses the runtime's.
+	Policy *catalog.Policy
+}
+
+// ToolCall is one call the model made.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// CallResult is what Execute returns for a call: Content is the text for the model. Details are structured data
+// for the transcript (the tool's details, or the envelope/result object of a control tool). IsError marks a
+// failed call, Blocked one stopped by policy, approval or a hook (IsError is then set too). Hidden lists the
+// catalog calls made through tool_call or tool_search_code, for the transcript projection; Telemetry is set for
+// tool_search_code.
+type CallResult struct {
+	Content   string          `json:"content"`
+	Details   json.RawMessage `json:"details,omitempty"`
+	IsError   bool            `json:"isError,omitempty"`
+	Blocked   bool            `json:"blocked,omitempty"`
+	Hidden    []HiddenCall    `json:"hidden,omitempty"`
+	Telemetry *CodeTelemetry  `json:"telemetry,omitempty"`
+}
+
+// HiddenCall is a catalog tool call the model made through a control tool. ID is
+// tool_search_code:<parentCallId>:<toolName>:<n>; Result is the tool's own result (or the pipeline's failure).
+type HiddenCall struct {
+	ID         string          `json:"id"`
+	ParentID   string          `json:"parentId"`
+	ToolID     string          `json:"toolId"`
+	Name       string          `json:"name"`
+	Source     catalog.Source  `json:"source"`
+	SourceName string          `json:"sourceName"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Result     CallResult      `json:"result"`
+}
+
+// Run is one run of Tool Search: the catalog, what the model sees, and the calls it makes. Execute may be called
+// from many goroutines at once; runs never see each other's tools.
+type Run struct {
+	rt            *Runtime
+	req           RunRequest
+	mode          Mode
+	requestedMode Mode
+	notApplied    string // why Tool Search was not applied to this run
+	own           atomic.Pointer[policyRef]
+
+	cat       *catalog.Catalog // nil in off mode
+	scope     string
+	reused    bool
+	visible   []ToolDefinition
+	control   map[string]bool
+	direct    map[string]*catalog.Tool   // directly visible tools by name
+	byName    map[string][]*catalog.Tool // cataloged tools by exact name, for hydration
+	hydrated  []string
+	directory string
+
+	searches, describes, calls atomic.Int64
+	seq                        atomic.Int64 // numbers hidden calls
+
+	mu        sync.Mutex // guards the fields below
+	callLog   []CallRecord
+	usage     SandboxUsage
+	requests  []RequestStats
+	records   []Record
+	closed    bool
+	flushErrs []error
+}
+
+// ConflictError reports tools the model could not tell apart by name. It matches ErrToolConflict.
+type ConflictError struct {
+	Client bool // a client tool collides with a cataloged tool (directory mode)
+	Names  []string
+}
+
+func (e *ConflictError) Error() string {
+	prefix := "tool name conflict: "
+	if e.Client {
+		prefix = "client tool name conflict: "
+	}
+	return prefix + strings.Join(e.Names, ", ")
+}
+
+// Is makes errors.Is(err, ErrToolConflict) hold.
+func (e *ConflictError) Is(target error) bool { return target == ErrToolConflict }
+
+// StartRun builds what the model sees for a run: it filters the tools by policy, catalogs the hidden ones
+// (reusing the session's catalog when nothing changed), and renders the control tools, the directory text and
+// the exposed schemas of the mode. If the policy denies the mode's control tools, Tool Search is not applied to
+// this run (it runs as off) and the log says why. Errors: a missing scope (wraps catalog.ErrNoScope), duplicate
+// or invalid tools (catalog errors), name conflicts (*ConflictError), a closed runtime (ErrClosed).
+func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
+	if rt.closed.Load() {
+		return nil, ErrClosed
+	}
+	r := &Run{
+		rt:            rt,
+		req:           req,
+		mode:          rt.mode,
+		requestedMode: rt.cfg.Mode,
+		control:       make(map[string]bool),
+		direct:        make(map[string]*catalog.Tool),
+		byName:        make(map[string][]*catalog.Tool),
+	}
+	switch {
+	case req.SessionID != "":
+		r.scope = "session:" + req.SessionID
+	case req.RunID != "":
+		r.scope = "run:" + req.RunID
+	default:
+		return nil, fmt.Errorf("runtime: StartRun needs a SessionID or a RunID: %w", catalog.ErrNoScope)
+	}
+	if req.Policy != nil {
+		r.own.Store(&policyRef{req.Policy})
+	}
+	policy := r.policy()
+
+	for _, name := range controlToolNames(r.mode) {
+		if !policy.Allows(controlTool(name)) {
+			r.notApplied = fmt.Sprintf("the policy denies the %s control tool", name)
+			r.mode = ModeOff
+			rt.log.Warn("tool search: not applied to this run", "reason", r.notApplied,
+				"session", req.SessionID, "run", req.RunID)
+			break
+		}
+	}
+	if r.mode != r.requestedMode && r.notApplied == "" && rt.fallback != "" {
+		r.notApplied = "code mode fell back to tools mode: " + rt.fallback
+	}
+
+	tools := copyTools(req.Tools)
+	clients := copyTools(req.ClientTools)
+	for i := range clients {
+		clients[i].Source, clients[i].SourceName = catalog.SourceClient, "client"
+	}
+
+	var cataloged, shown []catalog.Tool
+	switch r.mode {
+	case ModeOff:
+		shown = append(tools, clients...)
+	case ModeDirectory:
+		cataloged = tools
+		shown = append(directOnly(tools), clients...)
+	default:
+		cataloged = append(tools, clients...)
+		shown = directOnly(cataloged)
+	}
+
+	for _, d := range controlTools(r.mode) {
+		r.visible = append(r.visible, d)
+		r.control[d.Function.Name] = true
+	}
+	for i := range shown {
+		t := &shown[i]
+		if !policy.Allows(t) {
+			continue
+		}
+		if strings.TrimSpace(t.Name) == "" {
+			return nil, fmt.Errorf("runtime: %w: a tool the model sees needs a name", catalog.ErrInvalidTool)
+		}
+		r.direct[t.Name] = t
+		r.visible = append(r.visible, definition(t))
+	}
+	if err := checkVisibleNames(r.visible); err != nil {
+		return nil, err
+	}
+
+	if r.mode != ModeOff {
+		cat, reused, err := rt.cache.Get(r.scope, cataloged, &catalog.Options{
+			Policy:             policy,
+			SearchDefaultLimit: rt.cfg.SearchDefaultLimit,
+			MaxSearchLimit:     rt.cfg.MaxSearchLimit,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		r.cat, r.reused = cat, reused
+		for _, t := range cat.Tools() {
+			r.byName[t.Name] = append(r.byName[t.Name], t)
+		}
+	}
+	if r.mode == ModeDirectory {
+		var clash []string
+		for i := range clients {
+			if len(r.byName[clients[i].Name]) > 0 && policy.Allows(&clients[i]) {
+				clash = append(clash, clients[i].Name)
+			}
+		}
+		if len(clash) > 0 {
+			return nil, &ConflictError{Client: true, Names: sortedUnique(clash)}
+		}
+		r.directory = directoryText(r.cat)
+		for _, t := range r.likelyTools(ctx) {
+			r.hydrated = append(r.hydrated, t.Name)
+			r.visible = append(r.visible, definition(t))
+		}
+	}
+
+	r.record(Record{Type: RecordRunStart, Run: r.runInfo()})
+	rt.log.Info("tool search: run started", "session", req.SessionID, "run", req.RunID, "mode", r.mode,
+		"catalogSize", r.catalogSize(), "visibleTools", len(r.visible), "catalogReused", r.reused)
+	return r, nil
+}
+
+// controlTool is the catalog form of a control tool, for policy checks: an OpenClaw core tool.
+func controlTool(name string) *catalog.Tool {
+	return &catalog.Tool{Source: catalog.SourceOpenClaw, SourceName: "core", Name: name}
+}
+
+func copyTools(ts []catalog.Tool) []catalog.Tool {
+	return append([]catalog.Tool(nil), ts...)
+}
+
+func directOnly(ts []catalog.Tool) []catalog.Tool {
+	var out []catalog.Tool
+	for _, t := range ts {
+		if t.CatalogMode == catalog.CatalogModeDirectOnly {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// definition is a tool as the model sees it when it is exposed directly.
+func definition(t *catalog.Tool) ToolDefinition {
+	params := json.RawMessage(emptyObjectSchema)
+	if !isNull(t.Parameters) {
+		params = append(json.RawMessage(nil), t.Parameters...)
+	}
+	return ToolDefinition{Type: "function", Function: FunctionDefinition{
+		Name: t.Name, Description: t.Description, Parameters: params,
+	}}
+}
+
+func checkVisibleNames(defs []ToolDefinition) error {
+	seen := make(map[string]bool, len(defs))
+	var dup []string
+	for _, d := range defs {
+		if seen[d.Function.Name] {
+			dup = append(dup, d.Function.Name)
+		}
+		seen[d.Function.Name] = true
+	}
+	if len(dup) > 0 {
+		return &ConflictError{Names: sortedUnique(dup)}
+	}
+	return nil
+}
+
+func sortedUnique(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// policy is the policy calls are checked against right now: the run's own, else the runtime's current one.
+func (r *Run) policy() *catalog.Policy {
+	if own := r.own.Load(); own != nil {
+		return own.p
+	}
+	return r.rt.policy.Load().p
+}
+
+// allowed is the call-time policy check: a tool the policy denies now is treated as absent, even if it was in
+// the catalog when the run started.
+func (r *Run) allowed(t *catalog.Tool) bool { return r.policy().Allows(t) }
+
+// SetPolicy gives the run its own policy from now on (searches, describes and calls check it). The catalog is
+// not rebuilt: newly denied tools simply stop being returned or callable; newly allowed ones appear in the next
+// run.
+func (r *Run) SetPolicy(p *catalog.Policy) { r.own.Store(&policyRef{p}) }
+
+// Mode is the mode of this run: the runtime's, or ModeOff when the policy denies the control tools.
+func (r *Run) Mode() Mode { return r.mode }
+
+// Tools returns exactly the tool definitions the model sees this turn: the mode's control tools, the
+// direct-only tools, and (directory mode) client tools and the exposed likely schemas; every allowed tool in
+// off mode. The slice is a copy.
+func (r *Run) Tools() []ToolDefinition {
+	return append([]ToolDefinition(nil), r.visible...)
+}
+
+// SystemPromptSection is the text to add to the system prompt: the tool directory in directory mode, "" in
+// every other mode.
+func (r *Run) SystemPromptSection() string { return r.directory }
+
+// Catalog is the run's catalog (nil in off mode). It is shared with later runs of the session: read only.
+func (r *Run) Catalog() *catalog.Catalog { return r.cat }
+
+func (r *Run) catalogSize() int {
+	if r.cat == nil {
+		return 0
+	}
+	return r.cat.Len()
+}
+
+func (r *Run) sources() SourceCounts {
+	if r.cat == nil {
+		return SourceCounts{}
+	}
+	s := r.cat.Sources()
+	return SourceCounts{OpenClaw: s[catalog.SourceOpenClaw], MCP: s[catalog.SourceMCP], Client: s[catalog.SourceClient]}
+}
+
+func (r *Run) runInfo() *RunInfo {
+	names := make([]string, len(r.visible))
+	for i, d := range r.visible {
+		names[i] = d.Function.Name
+	}
+	return &RunInfo{
+		Mode:           r.mode,
+		RequestedMode:  r.requestedMode,
+		NotApplied:     r.notApplied,
+		CatalogSize:    r.catalogSize(),
+		CatalogReused:  r.reused,
+		Sources:        r.sources(),
+		VisibleTools:   names,
+		SchemasUpFront: len(names),
+		Hydrated:       r.hydrated,
+		DirectoryBytes: len(r.directory),
+	}
+}
+
+// Close ends the run: it writes the run_end record with the run's telemetry and flushes its records to the
+// session log. A run scoped only by RunID drops its catalog from the cache, since no later run can reuse it.
+// Close is idempotent; Execute fails with ErrRunClosed afterwards.
+func (r *Run) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Unlock()
+	t := r.Telemetry()
+	r.record(Record{Type: RecordRunEnd, Telemetry: &t})
+
+	r.mu.Lock()
+	r.closed = true
+	batch := r.records
+	r.records = nil
+	err := r.writeLocked(batch)
+	errs := r.flushErrs
+	r.mu.Unlock()
+
+	if r.req.SessionID == "" && r.cat != nil {
+		r.rt.cache.Forget(r.scope)
+	}
+	r.rt.log.Info("tool search: run ended", "session", r.req.SessionID, "run", r.req.RunID, "mode", r.mode,
+		"searches", t.SearchCount, "describes", t.DescribeCount, "calls", t.CallCount)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}

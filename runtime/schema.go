@@ -1,0 +1,149 @@
+package runtime
+
+import (
+	"bytes"
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Bounds of schema handling. Tool schemas come from MCP servers and clients too, so their size and the number
+// kept compiled are bounded like any other untrusted input.
+const (
+	maxSchemaBytes       = 1 << 20
+	defaultSchemaEntries = 4096
+	maxValidationIssues  = 8
+	schemaURL            = "mem:///toolsearch/schema.json"
+)
+
+// errRemoteRef is what every $ref (or $schema) outside the schema itself resolves to.
+var errRemoteRef = errors.New("remote and file references are not loaded")
+
+// refuseLoader is the compiler's only URLLoader: every remote or file $ref fails, so compiling an untrusted
+// schema can neither read local files nor reach the network. The standard metaschemas are embedded in
+// jsonschema and never reach a loader.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%w: %s", errRemoteRef, url)
+}
+
+// schemaCache compiles each schema once and keeps it, keyed by what it validates (input or output), the tool id
+// and a hash of the schema bytes: a tool rebuilt with a new schema under the same id never meets its old
+// contract. Compilation happens outside the lock, once per key, with a fresh Compiler each time (a shared
+// Compiler is not safe for concurrent use). The cache is bounded (least recently used out) and safe for
+// concurrent use.
+type schemaCache struct {
+	mu      sync.Mutex
+	max     int
+	lru     *list.List // of *schemaEntry, most recent first
+	entries map[string]*list.Element
+}
+
+type schemaEntry struct {
+	key    string
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
+}
+
+func newSchemaCache(maxEntries int) *schemaCache {
+	if maxEntries <= 0 {
+		maxEntries = defaultSchemaEntries
+	}
+	return &schemaCache{max: maxEntries, lru: list.New(), entries: make(map[string]*list.Element)}
+}
+
+// get returns the compiled schema for raw; an error means raw is not a usable JSON Schema.
+func (c *schemaCache) get(kind, toolID string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	sum := sha256.Sum256(raw)
+	key := kind + "\x00" + toolID + "\x00" + hex.EncodeToString(sum[:])
+
+	c.mu.Lock()
+	var e *schemaEntry
+	if el, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(el)
+		e = el.Value.(*schemaEntry)
+	} else {
+		e = &schemaEntry{key: key}
+		c.entries[key] = c.lru.PushFront(e)
+		for c.lru.Len() > c.max {
+			old := c.lru.Back()
+			delete(c.entries, old.Value.(*schemaEntry).key)
+			c.lru.Remove(old)
+		}
+	}
+	c.mu.Unlock()
+
+	e.once.Do(func() { e.schema, e.err = compileSchema(raw) })
+	return e.schema, e.err
+}
+
+// len is the number of schemas held.
+func (c *schemaCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	if len(raw) > maxSchemaBytes {
+		return nil, fmt.Errorf("schema is %d bytes, over the %d byte limit", len(raw), maxSchemaBytes)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaURL)
+}
+
+// validateJSON checks raw (empty means null) against schema and returns a short description of what is wrong,
+// or "" when it is valid.
+func validateJSON(schema *jsonschema.Schema, raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("null")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return "not valid JSON: " + err.Error()
+	}
+	err = schema.Validate(v)
+	if err == nil {
+		return ""
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var issues []string
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil {
+			continue
+		}
+		loc := u.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		issues = append(issues, "at "+loc+": "+u.Error.String())
+		if len(issues) == maxValidationIssues {
+			issues = append(issues, "...")
+			break
+		}
+	}
+	if len(issues) == 0 {
+		return "does not match the schema"
+	}
+	return strings.Join(issues, "; ")
+}

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// maxCallRecords bounds the per-run list of calls kept for telemetry; the counters stay exact beyond it.
+const maxCallRecords = 1000
+
+// SourceCounts is how many cataloged tools each source contributes.
+type SourceCounts struct {
+	OpenClaw int `json:"openclaw"`
+	MCP      int `json:"mcp"`
+	Client   int `json:"client"`
+}
+
+// CodeTelemetry is the telemetry object of a tool_search_code result (SPEC §6): the run's catalog and the
+// searches, describes and calls it has made so far.
+type CodeTelemetry struct {
+	CatalogSize   int          `json:"catalogSize"`
+	Sources       SourceCounts `json:"sources"`
+	SearchCount   int64        `json:"searchCount"`
+	DescribeCount int64        `json:"describeCount"`
+	CallCount     int64        `json:"callCount"`
+}
+
+// CallRecord is one final tool call: a real tool that went through the pipeline, whichever way the model reached
+// it.
+type CallRecord struct {
+	CallID        string         `json:"callId"`
+	ParentCallID  string         `json:"parentCallId,omitempty"`
+	ToolID        string         `json:"toolId"`
+	Name          string         `json:"name"`
+	Source        catalog.Source `json:"source"`
+	SourceName    string         `json:"sourceName"`
+	Via           Via            `json:"via"`
+	IsError       bool           `json:"isError,omitempty"`
+	Blocked       bool           `json:"blocked,omitempty"`
+	Error         string         `json:"error,omitempty"`
+	ArgumentBytes int            `json:"argumentBytes"`
+	Duration      time.Duration  `json:"durationNs"`
+}
+
+// SandboxUsage sums what the run's tool_search_code executions consumed.
+type SandboxUsage struct {
+	Runs            int           `json:"runs"`
+	Fuel            uint64        `json:"fuel"`
+	Wall            time.Duration `json:"wallNs"`
+	PeakMemoryBytes uint64        `json:"peakMemoryBytes"`
+}
+
+// RequestStats are the serialized sizes of one provider request, as the gateway measured them.
+type RequestStats struct {
+	Bytes       int `json:"bytes"`       // the whole serialized request
+	ToolBytes   int `json:"toolBytes"`   // the tool definitions
+	PromptBytes int `json:"promptBytes"` // the system prompt and messages
+	ToolCount   int `json:"toolCount"`   // tool definitions declared
+}
+
+// Telemetry is a snapshot of a run (SPEC §6).
+type Telemetry struct {
+	Mode          Mode           `json:"mode"`
+	RequestedMode Mode           `json:"requestedMode"`
+	NotApplied    string         `json:"notApplied,omitempty"`
+	CatalogSize   int            `json:"catalogSize"`
+	Sources       SourceCounts   `json:"sources"`
+	VisibleTools  int            `json:"visibleTools"`
+	SearchCount   int64          `json:"searchCount"`
+	DescribeCount int64          `json:"describeCount"`
+	CallCount     int64          `json:"callCount"`
+	Calls         []CallRecord   `json:"calls"`
+	Sandbox       SandboxUsage   `json:"sandbox"`
+	Requests      []RequestStats `json:"requests"`
+}
+
+// Telemetry returns a snapshot of the run's counters and records.
+func (r *Run) Telemetry() Telemetry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Telemetry{
+		Mode:          r.mode,
+		RequestedMode: r.requestedMode,
+		NotApplied:    r.notApplied,
+		CatalogSize:   r.catalogSize(),
+		Sources:       r.sources(),
+		VisibleTools:  len(r.visible),
+		SearchCount:   r.searches.Load(),
+		DescribeCount: r.describes.Load(),
+		CallCount:     r.calls.Load(),
+		Calls:         append([]CallRecord{}, r.callLog...),
+		Sandbox:       r.usage,
+		Requests:      append([]RequestStats{}, r.requests...),
+	}
+}
+
+func (r *Run) codeTelemetry() *CodeTelemetry {
+	return &CodeTelemetry{
+		CatalogSize:   r.catalogSize(),
+		Sources:       r.sources(),
+		SearchCount:   r.searches.Load(),
+		DescribeCount: r.describes.Load(),
+		CallCount:     r.calls.Load(),
+	}
+}
+
+// RecordRequest records the sizes of one provider request of this run (the gateway measures them), for
+// Telemetry and the session log.
+func (r *Run) RecordRequest(s RequestStats) {
+	r.mu.Lock()
+	r.requests = append(r.requests, s)
+	r.mu.Unlock()
+	r.record(Record{Type: RecordRequest, Request: &s})
+}
+
+// countCall adds a final call to the counters, the telemetry list, the log and the session log.
+func (r *Run) countCall(c CallRecord) {
+	r.calls.Add(1)
+	if r.cat != nil {
+		r.cat.RecordCall()
+	}
+	r.mu.Lock()
+	if len(r.callLog) < maxCallRecords {
+		r.callLog = append(r.callLog, c)
+	}
+	r.mu.Unlock()
+	r.record(Record{Type: RecordCall, Call: &c})
+	r.rt.log.Info("tool search: tool call", "session", r.req.SessionID, "run", r.req.RunID, "call", c.CallID,
+		"tool", c.ToolID, "source", c.Source, "via", c.Via, "isError", c.IsError, "blocked", c.Blocked,
+		"duration", c.Duration)
+}
+
+func (r *Run) addUsage(u SandboxUsage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.usage.Runs += u.Runs
+	r.usage.Fuel += u.Fuel
+	r.usage.Wall += u.Wall
+	r.usage.PeakMemoryBytes = max(r.usage.PeakMemoryBytes, u.PeakMemoryBytes)
+}
