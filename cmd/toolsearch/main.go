@@ -31,6 +31,7 @@ const (
 func commands() map[string]command {
 	return map[string]command{
 		"version": {summary: "print the version", run: runVersion},
+		"run":     {summary: "run one code-mode script in the sandbox and print its result as JSON", run: runRun},
 		"search":  {summary: "rank the tools of a catalog file for a query", run: runSearch},
 		"config":  {summary: "get or set a value of the config file (keeps its comments)", run: runConfig},
 	}
