@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+const callUsage = `usage: toolsearch call --catalog FILE [--args JSON] [--allow LIST] [--deny LIST] [--json] ID|NAME
+
+Calls one tool of a catalog file the way the model's tool_call does, through the runtime's pipeline: lookup
+(exact id or unique name, with suggestions), policy, argument validation against the tool's inputSchema,
+logging. Prints the {tool, result} envelope the model would get.
+
+A catalog file lists tools but holds no implementation, so the call is a dry run: a tool that passes the
+pipeline answers {"dryRun": true, "tool": ID, "arguments": ARGS} instead of running, and output contracts are
+not checked (there is no real output). A refused call (unknown tool, invalid arguments, denied by policy)
+exits 1 with the message the model would read.
+
+flags:
+  --catalog FILE   catalog file (required; see ` + "`toolsearch search --help`" + `)
+  --args JSON      the tool's arguments, a JSON object (default {}); "-" reads them from standard input
+  --allow LIST     comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
+  --deny LIST      comma-separated policy deny list; a denied tool is unknown
+  --json           print one line of JSON instead of indented JSON
+`
+
+func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f catalogFlags
+	f.register(fs)
+	argsFlag := fs.String("args", "{}", "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, callUsage)
+			return exitOK
+		}
+		return toolUsageError(stderr, "call", err.Error())
+	}
+	switch {
+	case f.catalog == "":
+		return toolUsageError(stderr, "call", "--catalog is required")
+	case len(pos) != 1:
+		return toolUsageError(stderr, "call", "takes exactly one tool ID or NAME")
+	}
+	input := []byte(*argsFlag)
+	if *argsFlag == "-" {
+		if input, err = io.ReadAll(io.LimitReader(stdin, 16<<20)); err != nil {
+			return toolFailure(stderr, "call", err)
+		}
+	}
+	if strings.TrimSpace(string(input)) == "" {
+		input = []byte("{}")
+	}
+	if !json.Valid(input) {
+		return toolUsageError(stderr, "call", "--args is not valid JSON")
+	}
+
+	rt, run, err := openCatalogRun(ctx, f, func(tools []catalog.Tool) {
+		for i := range tools {
+			tools[i].Handler, tools[i].OutputSchema = dryRun(tools[i].ID()), nil
+		}
+	})
+	if err != nil {
+		return toolFailure(stderr, "call", err)
+	}
+	defer rt.Close(ctx)
+	defer run.Close()
+	request, err := json.Marshal(map[string]any{"id": pos[0], "args": json.RawMessage(input)})
+	if err != nil {
+		return toolFailure(stderr, "call", err)
+	}
+	res, err := run.Execute(ctx, runtime.ToolCall{ID: "cli-call", Name: runtime.ToolCallName, Arguments: request})
+	if err != nil {
+		return toolFailure(stderr, "call", err)
+	}
+	if res.IsError {
+		fmt.Fprintf(stderr, "toolsearch call: %s\n", res.Content)
+		return exitFailure
+	}
+	if err := writeToolJSON(stdout, res.Details, f.json); err != nil {
+		return toolFailure(stderr, "call", err)
+	}
+	return exitOK
+}
+
+// dryRun stands in for a tool that has no implementation here: it reports the arguments the pipeline let
+// through.
+func dryRun(id string) catalog.HandlerFunc {
+	return func(_ context.Context, args json.RawMessage) (*catalog.Result, error) {
+		details, err := json.Marshal(map[string]any{"dryRun": true, "tool": id, "arguments": args})
+		if err != nil {
+			return nil, err
+		}
+		return &catalog.Result{
+			Content: []catalog.Content{{Type: "text", Text: "dry run: " + id + " accepted the arguments; " +
+				"a catalog file has no implementation to run"}},
+			Details: details,
+		}, nil
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+const describeUsage = `usage: toolsearch describe --catalog FILE [--allow LIST] [--deny LIST] [--json] ID|NAME
+
+Prints what the model's tool_describe returns for one tool of a catalog file: its descriptor (id, source,
+input and output hints) and its full parameters and outputSchema. The tool is looked up the way the model's
+calls are: an exact id, or a name that only one tool has; an unknown name suggests close ones.
+
+FILE is a JSON array of {name, description, inputSchema, outputSchema?, source?, server?, label?} (see
+` + "`toolsearch search --help`" + `).
+
+flags:
+  --catalog FILE   catalog file (required)
+  --allow LIST     comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
+  --deny LIST      comma-separated policy deny list; a denied tool is unknown
+  --json           print one line of JSON instead of indented JSON
+`
+
+// catalogFlags are the flags describe and call share.
+type catalogFlags struct {
+	catalog, allow, deny string
+	json                 bool
+}
+
+func (c *catalogFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.catalog, "catalog", "", "")
+	fs.StringVar(&c.allow, "allow", "", "")
+	fs.StringVar(&c.deny, "deny", "", "")
+	fs.BoolVar(&c.json, "json", false, "")
+}
+
+// parseInterleaved parses flags that may come before or after the one positional argument.
+func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, err error) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// errToolUsage marks a command-line mistake (exit 2) among the errors of openCatalogRun.
+var errToolUsage = errors.New("usage")
+
+// openCatalogRun loads a catalog file into a tools-mode run, so that describe and call go through the same
+// lookup, policy and pipeline as the model's tool_describe and tool_call.
+// prepare, when set, adjusts the parsed tools before they are cataloged.
+func openCatalogRun(ctx context.Context, f catalogFlags, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, error) {
+	if f.catalog == "" {
+		return nil, nil, fmt.Errorf("%w: --catalog is required", errToolUsage)
+	}
+	data, err := os.ReadFile(f.catalog)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools, err := catalog.ParseFile(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", f.catalog, err)
+	}
+	for i := range tools {
+		// A direct-only entry is never cataloged; from the command line every entry is reachable.
+		tools[i].CatalogMode = ""
+	}
+	if prepare != nil {
+		prepare(tools)
+	}
+	var policy *catalog.Policy
+	if f.allow != "" || f.deny != "" {
+		policy = &catalog.Policy{Session: catalog.Rule{Allow: policyList(f.allow), Deny: policyList(f.deny)}}
+		if len(policy.Session.Allow) > 0 {
+			// The allow list names catalog tools; the control tools the command goes through stay allowed.
+			policy.Session.Allow = append(policy.Session.Allow,
+				runtime.ToolSearchName, runtime.ToolDescribeName, runtime.ToolCallName)
+		}
+	}
+	rt, err := runtime.New(ctx, &runtime.Options{Config: runtime.Config{Enabled: true, Mode: runtime.ModeTools}})
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := rt.StartRun(ctx, runtime.RunRequest{RunID: "cli", Tools: tools, Policy: policy})
+	if err != nil {
+		rt.Close(ctx)
+		return nil, nil, fmt.Errorf("%s: %w", f.catalog, err)
+	}
+	if run.Mode() != runtime.ModeTools {
+		run.Close()
+		rt.Close(ctx)
+		return nil, nil, fmt.Errorf("%w: the policy denies Tool Search's control tools", errToolUsage)
+	}
+	return rt, run, nil
+}
+
+func policyList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// writeToolJSON prints raw indented, or as one line with --json. encoding/json escapes <, > and & for HTML; a
+// terminal is not HTML, and hints such as Array<string> should read as written.
+func writeToolJSON(w io.Writer, raw json.RawMessage, oneLine bool) error {
+	var b bytes.Buffer
+	var err error
+	if oneLine {
+		err = json.Compact(&b, raw)
+	} else {
+		err = json.Indent(&b, raw, "", "  ")
+	}
+	if err != nil {
+		return err
+	}
+	out := append(unescapeHTML(b.Bytes()), '\n')
+	_, err = w.Write(out)
+	return err
+}
+
+// unescapeHTML turns \u003c, \u003e and \u0026 back into <, > and &, stepping over every other escape whole so
+// that an escaped backslash followed by "u003c" stays as it is.
+func unescapeHTML(js []byte) []byte {
+	out := make([]byte, 0, len(js))
+	for i := 0; i < len(js); i++ {
+		if js[i] != '\\' || i+1 >= len(js) {
+			out = append(out, js[i])
+			continue
+		}
+		if js[i+1] == 'u' && i+6 <= len(js) {
+			switch string(js[i+2 : i+6]) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, js[i], js[i+1]), i+1
+	}
+	return out
+}
+
+func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("describe", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f catalogFlags
+	f.register(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, describeUsage)
+			return exitOK
+		}
+		return toolUsageError(stderr, "describe", err.Error())
+	}
+	switch {
+	case f.catalog == "":
+		return toolUsageError(stderr, "describe", "--catalog is required")
+	case len(pos) != 1:
+		return toolUsageError(stderr, "describe", "takes exactly one tool ID or NAME")
+	}
+
+	rt, run, err := openCatalogRun(ctx, f, nil)
+	if err != nil {
+		return toolFailure(stderr, "describe", err)
+	}
+	defer rt.Close(ctx)
+	defer run.Close()
+	id, _ := json.Marshal(map[string]string{"id": pos[0]})
+	res, err := run.Execute(ctx, runtime.ToolCall{ID: "cli-describe", Name: runtime.ToolDescribeName, Arguments: id})
+	if err != nil {
+		return toolFailure(stderr, "describe", err)
+	}
+	if res.IsError {
+		fmt.Fprintf(stderr, "toolsearch describe: %s\n", res.Content)
+		return exitFailure
+	}
+	if err := writeToolJSON(stdout, res.Details, f.json); err != nil {
+		return toolFailure(stderr, "describe", err)
+	}
+	return exitOK
+}
+
+func toolUsageError(stderr io.Writer, cmd, msg string) int {
+	fmt.Fprintf(stderr, "toolsearch %s: %s (run `toolsearch %s --help`)\n", cmd, msg, cmd)
+	return exitUsage
+}
+
+// toolFailure reports err; a usage mistake found late (a policy that denies everything) exits 2.
+func toolFailure(stderr io.Writer, cmd string, err error) int {
+	if errors.Is(err, errToolUsage) {
+		return toolUsageError(stderr, cmd, strings.TrimPrefix(err.Error(), errToolUsage.Error()+": "))
+	}
+	fmt.Fprintf(stderr, "toolsearch %s: %v\n", cmd, err)
+	return exitFailure
+}
