@@ -6,14 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/internal/bm25"
 )
 
 // devQuery is one line of testdata/devset/queries.jsonl.
@@ -182,85 +182,27 @@ func TestSearchQuality(t *testing.T) {
 	require.GreaterOrEqual(t, freshOurs.mrr, freshBase.mrr, "fresh queries: not worse than plain BM25")
 }
 
-// plainBM25 is the baseline: Okapi BM25 (k1 1.2, b 0.75) over one field holding the name, description and
-// parameter text, lowercased and split on anything but letters and digits, stop words removed. It is what a
-// reasonable first implementation would do, so beating it measures the ranking ideas, not the tokenizer alone.
-type plainBM25 struct {
-	docs  []map[string]int
-	lens  []float64
-	avg   float64
-	df    map[string]int
-	ids   []string
-	k1, b float64
-}
-
-func plainWords(s string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if !isStopWord(w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
+// plainBM25 is the baseline: internal/bm25 (Okapi BM25, k1 1.2, b 0.75, inverted index) over one field holding
+// the name, description and parameter text, lowercased and split on anything but letters and digits, with this
+// package's stop words. It is what a reasonable first implementation would do, so beating it measures the
+// ranking ideas, not the tokenizer alone.
+type plainBM25 struct{ ix *bm25.Index }
 
 func newPlainBM25(tools []Tool) *plainBM25 {
-	b := &plainBM25{df: map[string]int{}, k1: 1.2, b: 0.75}
 	sorted := append([]Tool(nil), tools...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID() < sorted[j].ID() })
-	total := 0.0
-	for _, t := range sorted {
-		tf := map[string]int{}
-		words := plainWords(t.Name + " " + t.Description + " " + paramText(t.Parameters))
-		for _, w := range words {
-			tf[w]++
-		}
-		for w := range tf {
-			b.df[w]++
-		}
-		b.docs = append(b.docs, tf)
-		b.lens = append(b.lens, float64(len(words)))
-		b.ids = append(b.ids, t.ID())
-		total += float64(len(words))
+	docs := make([]bm25.Doc, len(sorted))
+	for i, t := range sorted {
+		docs[i] = bm25.Doc{ID: t.ID(), Text: t.Name + " " + t.Description + " " + paramText(t.Parameters)}
 	}
-	b.avg = total / float64(len(b.docs))
-	return b
+	return &plainBM25{ix: bm25.New(docs, func(s string) []string { return bm25.Words(s, isStopWord) })}
 }
 
 func (b *plainBM25) rank(q string) []string {
-	n := float64(len(b.docs))
-	type hit struct {
-		i     int
-		score float64
-	}
-	var hits []hit
-	words := plainWords(q)
-	for i, tf := range b.docs {
-		s := 0.0
-		for _, w := range words {
-			f := float64(tf[w])
-			if f == 0 {
-				continue
-			}
-			df := float64(b.df[w])
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			s += idf * f * (b.k1 + 1) / (f + b.k1*(1-b.b+b.b*b.lens[i]/b.avg))
-		}
-		if s > 0 {
-			hits = append(hits, hit{i, s})
-		}
-	}
-	sort.Slice(hits, func(x, y int) bool {
-		if hits[x].score != hits[y].score {
-			return hits[x].score > hits[y].score
-		}
-		return hits[x].i < hits[y].i
-	})
-	ids := make([]string, 0, 10)
-	for _, h := range hits[:min(10, len(hits))] {
-		ids = append(ids, b.ids[h.i])
+	hits := b.ix.Search(q, 10)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
 	}
 	return ids
 }
