@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"demo":     {summary: "run the end-to-end scenario: every mode, 36 and 500 tools, no network", run: runDemo},
 		"describe": {summary: "print the full schemas of one tool of a catalog file", run: runDescribe},
 		"call":     {summary: "call one tool of a catalog file through the pipeline (a dry run)", run: runCall},
+		"mcp":      {summary: "serve Tool Search over the servers of an MCP config, to any MCP client", run: runMCP},
 	}
 }
 

@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// toolHandler calls one tool of one server. It implements the runtime's Availability interface, so a call to a
+// server that is down fails before approval and hooks are asked.
+type toolHandler struct {
+	u      *upstream
+	remote string // the server's own name of the tool (the catalog has the safe one)
+}
+
+// Available reports why the tool cannot be called right now, or nil.
+func (h *toolHandler) Available() error {
+	_, err := h.u.sessionFor(h.remote)
+	return err
+}
+
+// Call sends tools/call with the Source's call timeout. The outcomes:
+//   - the server answered with a result: a Result (IsError when the tool failed);
+//   - the server answered with a JSON-RPC error (unknown tool, invalid params): a Result with IsError, since the
+//     server is fine and the model can correct the call;
+//   - no answer in time, a closed connection, an unreadable answer: a *ServerError, and the server is checked;
+//   - ctx ended: ctx's error.
+func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.Result, error) {
+	sess, err := h.u.sessionFor(h.remote)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	timeout := h.u.src.opts.callTimeout
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := sess.CallTool(callCtx, &sdk.CallToolParams{Name: h.remote, Arguments: args})
+	if err == nil {
+		return convertResult(res)
+	}
+	op := "call " + h.remote
+	var wire *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &wire):
+		return &catalog.Result{
+			IsError: true,
+			Content: []catalog.Content{{Type: "text", Text: fmt.Sprintf("MCP server %q refused the call: %s", h.u.name, wire.Message)}},
+		}, nil
+	case callCtx.Err() != nil:
+		h.u.suspectHang()
+		return nil, &ServerError{Server: h.u.name, Op: op,
+			Err: fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)}
+	case connectionLost(err):
+		return nil, &ServerError{Server: h.u.name, Op: op,
+			Err: fmt.Errorf("%w: the connection closed during the call (did the server crash?)", ErrUnavailable)}
+	default:
+		return nil, &ServerError{Server: h.u.name, Op: op, Err: err}
+	}
+}
+
+// convertResult maps an MCP tool result onto a catalog result: content blocks one to one, structuredContent into
+// Details (where the runtime's output contract checks it), isError into IsError.
+func convertResult(res *sdk.CallToolResult) (*catalog.Result, error) {
+	out := &catalog.Result{IsError: res.IsError, Content: make([]catalog.Content, 0, len(res.Content))}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, convertContent(c))
+	}
+	if res.StructuredContent != nil {
+		details, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("structuredContent: %w", err)
+		}
+		out.Details = details
+	}
+	return out, nil
+}
+
+func convertContent(c sdk.Content) catalog.Content {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return catalog.Content{Type: "text", Text: c.Text}
+	case *sdk.ImageContent:
+		return catalog.Content{Type: "image", Data: base64.StdEncoding.EncodeToString(c.Data), MIMEType: c.MIMEType}
+	case *sdk.AudioContent:
+		return catalog.Content{Type: "audio", Data: base64.StdEncoding.EncodeToString(c.Data), MIMEType: c.MIMEType}
+	case *sdk.ResourceLink:
+		text := c.URI
+		if c.Name != "" {
+			text = c.Name + " " + c.URI
+		}
+		return catalog.Content{Type: "resource_link", Text: text, MIMEType: c.MIMEType}
+	case *sdk.EmbeddedResource:
+		if c.Resource == nil {
+			return catalog.Content{Type: "resource"}
+		}
+		r := c.Resource
+		out := catalog.Content{Type: "resource", Text: r.Text, MIMEType: r.MIMEType}
+		if r.Text == "" && len(r.Blob) == 0 {
+			out.Text = r.URI
+		}
+		if len(r.Blob) > 0 {
+			out.Data = base64.StdEncoding.EncodeToString(r.Blob)
+		}
+		return out
+	default:
+		// A content type newer than this code: keep its kind so the model at least learns something came back.
+		b, _ := json.Marshal(c)
+		var head struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(b, &head)
+		if head.Type == "" {
+			head.Type = "unknown"
+		}
+		return catalog.Content{Type: head.Type}
+	}
+}
+
+// connectionLost reports whether a call failed because the connection went away under it (the process exited,
+// the pipe or socket closed), as opposed to an answer that could not be used.
+func connectionLost(err error) bool {
+	for _, target := range []error{sdk.ErrConnectionClosed, io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, net.ErrClosed, os.ErrClosed} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}

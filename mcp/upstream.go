@@ -1,0 +1,490 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// clientName is how toolsearch introduces itself to the servers it connects to.
+const clientName = "toolsearch"
+
+// dialFunc opens a transport to one server. stop ends whatever the dial started outside the session (a process
+// group) by deadline: it is called after the session closed or failed to close in time, may be called more than
+// once and concurrently, and kills at once when deadline has passed. exit, when set, describes how the server
+// ended ("exit status 1"), for error messages.
+type dialFunc func(ctx context.Context, u *upstream) (*dialed, error)
+
+type dialed struct {
+	transport sdk.Transport
+	stop      func(deadline time.Time)
+	exit      func() string
+}
+
+// upstream is one configured server and the goroutine (supervise) that keeps it connected.
+type upstream struct {
+	src        *Source
+	name       string
+	sourceName string
+	cfg        ServerConfig
+	dial       dialFunc
+	stderr     *stderrTail
+
+	relist  chan struct{} // tools/list_changed arrived; capacity 1, so a flood coalesces
+	suspect chan struct{} // a call timed out: is the server still there? capacity 1
+	done    chan struct{} // closed when supervise returns
+
+	mu        sync.Mutex
+	state     State
+	session   *sdk.ClientSession
+	conn      *dialed
+	tools     []catalog.Tool
+	offered   map[string]bool // remote tool names of the last listing
+	lastErr   error
+	attempts  int
+	startTime time.Duration
+	nextRetry time.Time
+	abandoned bool // a session's Close did not return in time
+}
+
+func newUpstream(s *Source, name, sourceName string, cfg ServerConfig, dial dialFunc) *upstream {
+	return &upstream{
+		src:        s,
+		name:       name,
+		sourceName: sourceName,
+		cfg:        cfg,
+		dial:       dial,
+		stderr:     newStderrTail(name, s.opts.serverStderr),
+		relist:     make(chan struct{}, 1),
+		suspect:    make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		state:      StateStarting,
+	}
+}
+
+// supervise connects, serves and reconnects the server until the Source closes. first is closed when the first
+// attempt has finished either way, with its outcome already recorded.
+func (u *upstream) supervise(first chan struct{}) {
+	defer u.src.wg.Done()
+	defer close(u.done)
+	delay := u.src.opts.retryDelay
+	for {
+		sess, conn, err := u.connect()
+		if err == nil {
+			u.closeFirst(first)
+			began := time.Now()
+			err = u.serve(sess, conn)
+			if time.Since(began) >= u.src.opts.maxRetryDelay {
+				delay = u.src.opts.retryDelay // it was healthy for a while: this is a new problem, not a loop
+			}
+		}
+		if closing, _ := u.src.closing(); closing {
+			u.setClosed()
+			u.closeFirst(first)
+			return
+		}
+		wait := jitter(delay)
+		u.setFailed(err, wait)
+		u.closeFirst(first)
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-u.src.ctx.Done():
+			timer.Stop()
+			u.setClosed()
+			return
+		}
+		delay = min(2*delay, u.src.opts.maxRetryDelay)
+	}
+}
+
+func (u *upstream) closeFirst(first chan struct{}) {
+	select {
+	case <-first:
+	default:
+		close(first)
+	}
+}
+
+// jitter spreads retries of servers that failed together (a network blip) over ±20%.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+}
+
+// connect makes one attempt: start or dial, initialize, list every tool. On success the server is ready.
+func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
+	u.mu.Lock()
+	u.attempts++
+	u.mu.Unlock()
+	// What the last connection left behind says nothing about this one.
+	u.stderr.reset()
+	for _, ch := range []chan struct{}{u.relist, u.suspect} {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(u.src.ctx, u.src.opts.startTimeout)
+	defer cancel()
+
+	conn, err := u.dial(ctx, u)
+	if err != nil {
+		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: err}
+	}
+	u.mu.Lock()
+	u.conn = conn // from now on Close can kill what the dial started, even mid-handshake
+	u.mu.Unlock()
+	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, &sdk.ClientOptions{
+		// Servers must not ask us for roots: toolsearch has none to offer, and a server such as
+		// server-filesystem would replace its configured directories with our empty list.
+		Capabilities: &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			// The SDK calls this on its read path; listing here would wait on that same path.
+			select {
+			case u.relist <- struct{}{}:
+			default:
+			}
+		},
+	})
+	sess, err := client.Connect(ctx, conn.transport, nil)
+	if err != nil {
+		u.stop(conn, time.Now())
+		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: u.explain(ctx, conn, err)}
+	}
+	tools, offered, err := u.list(ctx, sess)
+	if err != nil {
+		u.closeSession(sess, conn)
+		return nil, nil, &ServerError{Server: u.name, Op: "list tools", Err: u.explain(ctx, conn, err)}
+	}
+	took := time.Since(began)
+	u.mu.Lock()
+	u.state, u.session = StateReady, sess
+	u.tools, u.offered = tools, offered
+	u.lastErr, u.startTime, u.nextRetry = nil, took, time.Time{}
+	u.mu.Unlock()
+	u.src.progressf("mcp: %s: ready: %d tool(s) in %s", u.name, len(tools), took.Round(time.Millisecond))
+	u.src.notify()
+	return sess, conn, nil
+}
+
+// explain turns a failed attempt into the reason a person needs: a timeout says so, a dead process says how
+// it died and what it last wrote to stderr.
+func (u *upstream) explain(ctx context.Context, conn *dialed, err error) error {
+	if ctx.Err() != nil && u.src.ctx.Err() == nil {
+		err = fmt.Errorf("no answer within %s: %w", u.src.opts.startTimeout, context.DeadlineExceeded)
+	}
+	return u.withExit(conn, err)
+}
+
+func (u *upstream) withExit(conn *dialed, err error) error {
+	var extra string
+	if conn != nil && conn.exit != nil {
+		if e := conn.exit(); e != "" {
+			extra += "; " + e
+		}
+	}
+	if line := u.stderr.lastLine(); line != "" {
+		extra += "; stderr: " + line
+	}
+	if extra == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, extra[2:])
+}
+
+// serve watches a ready session until it ends, re-listing on tools/list_changed and pinging after a call timed
+// out. It returns why the session ended; the session is closed when it returns.
+func (u *upstream) serve(sess *sdk.ClientSession, conn *dialed) error {
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+	for {
+		select {
+		case <-u.src.ctx.Done():
+			u.closeSession(sess, conn)
+			return nil
+		case err := <-ended:
+			u.closeSession(sess, conn)
+			if err == nil {
+				err = errors.New("closed by the server")
+			}
+			return &ServerError{Server: u.name, Op: "connection", Err: u.withExit(conn, err)}
+		case <-u.relist:
+			ctx, cancel := context.WithTimeout(u.src.ctx, u.src.opts.startTimeout)
+			tools, offered, err := u.list(ctx, sess)
+			cancel()
+			if err != nil {
+				u.closeSession(sess, conn)
+				return &ServerError{Server: u.name, Op: "list tools after tools/list_changed", Err: err}
+			}
+			u.mu.Lock()
+			u.tools, u.offered = tools, offered
+			u.mu.Unlock()
+			u.src.progressf("mcp: %s: tools changed: %d tool(s)", u.name, len(tools))
+			u.src.notify()
+		case <-u.suspect:
+			ctx, cancel := context.WithTimeout(u.src.ctx, min(u.src.opts.callTimeout, 5*time.Second))
+			err := sess.Ping(ctx, nil)
+			cancel()
+			if err != nil && u.src.ctx.Err() == nil {
+				u.closeSession(sess, conn)
+				return &ServerError{Server: u.name, Op: "ping after a call timed out", Err: err}
+			}
+		}
+	}
+}
+
+// closeSession ends a session within the close bound, then stops what the transport started (the process
+// group), so nothing the server spawned outlives it. A transport that does not let go is abandoned (and
+// Close says so): its goroutine ends whenever the transport does.
+func (u *upstream) closeSession(sess *sdk.ClientSession, conn *dialed) {
+	u.mu.Lock()
+	if u.session == sess {
+		u.session = nil
+	}
+	u.mu.Unlock()
+	deadline := time.Now().Add(u.src.opts.closeTimeout)
+	if closing, d := u.src.closing(); closing && d.Before(deadline) {
+		deadline = d
+	}
+	closed := make(chan struct{})
+	go func() {
+		sess.Close()
+		close(closed)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-closed:
+	case <-timer.C:
+		u.mu.Lock()
+		u.abandoned = true
+		u.mu.Unlock()
+	}
+	u.stop(conn, deadline)
+}
+
+func (u *upstream) abandonedSession() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.abandoned
+}
+
+func (u *upstream) stop(conn *dialed, deadline time.Time) {
+	if conn != nil && conn.stop != nil {
+		conn.stop(deadline)
+	}
+}
+
+// killNow stops the current connection's process at once; Close uses it when its deadline passed.
+func (u *upstream) killNow() {
+	u.mu.Lock()
+	conn := u.conn
+	u.mu.Unlock()
+	u.stop(conn, time.Now())
+}
+
+func (u *upstream) exited() bool {
+	select {
+	case <-u.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// list fetches every page of tools/list and maps the tools to catalog tools. It guards against servers whose
+// pagination never ends and against oversized listings.
+func (u *upstream) list(ctx context.Context, sess *sdk.ClientSession) ([]catalog.Tool, map[string]bool, error) {
+	var remote []*sdk.Tool
+	seenCursor := map[string]bool{}
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		res, err := sess.ListTools(ctx, params)
+		if err != nil {
+			return nil, nil, err
+		}
+		remote = append(remote, res.Tools...)
+		if res.NextCursor == "" {
+			break
+		}
+		if seenCursor[res.NextCursor] || page > MaxToolsPerServer {
+			return nil, nil, fmt.Errorf("tools/list pagination does not end (cursor %q repeats)", res.NextCursor)
+		}
+		if len(remote) >= MaxToolsPerServer {
+			u.src.progressf("mcp: %s: lists more than %d tools; keeping the first %d", u.name, MaxToolsPerServer, MaxToolsPerServer)
+			break
+		}
+		seenCursor[res.NextCursor] = true
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return u.mapTools(remote)
+}
+
+// mapTools turns a listing into catalog tools: safe names, the schemas kept as raw JSON (they are untrusted and
+// never rendered into hints), and a handler per tool. Tools without a name, repeated names and oversized schemas
+// are dropped with a progress line rather than failing the whole server.
+func (u *upstream) mapTools(remote []*sdk.Tool) ([]catalog.Tool, map[string]bool, error) {
+	var kept []*sdk.Tool
+	offered := map[string]bool{}
+	for _, t := range remote {
+		switch {
+		case t == nil || t.Name == "":
+			u.src.progressf("mcp: %s: skipping a tool without a name", u.name)
+			continue
+		case offered[t.Name]:
+			u.src.progressf("mcp: %s: skipping a second tool named %q", u.name, t.Name)
+			continue
+		}
+		offered[t.Name] = true
+		kept = append(kept, t)
+		if len(kept) == MaxToolsPerServer {
+			break
+		}
+	}
+	names := make([]string, len(kept))
+	for i, t := range kept {
+		names[i] = t.Name
+	}
+	_, safe := catalog.SafeMCPNames(u.sourceName, names)
+	tools := make([]catalog.Tool, 0, len(kept))
+	for i, t := range kept {
+		params, err := schemaJSON(t.InputSchema)
+		if err != nil {
+			u.src.progressf("mcp: %s: skipping tool %q: input schema: %v", u.name, t.Name, err)
+			delete(offered, t.Name)
+			continue
+		}
+		var output json.RawMessage
+		if t.OutputSchema != nil {
+			if output, err = schemaJSON(t.OutputSchema); err != nil {
+				u.src.progressf("mcp: %s: skipping tool %q: output schema: %v", u.name, t.Name, err)
+				delete(offered, t.Name)
+				continue
+			}
+		}
+		label := t.Title
+		if label == "" && t.Annotations != nil {
+			label = t.Annotations.Title
+		}
+		tools = append(tools, catalog.Tool{
+			Source:       catalog.SourceMCP,
+			SourceName:   u.sourceName,
+			Name:         safe[i],
+			Label:        label,
+			Description:  t.Description,
+			Parameters:   params,
+			OutputSchema: output,
+			Handler:      &toolHandler{u: u, remote: t.Name},
+		})
+	}
+	return tools, offered, nil
+}
+
+// schemaJSON re-encodes a schema the SDK decoded, bounded in size. A missing schema is an object with no
+// declared properties.
+func schemaJSON(schema any) (json.RawMessage, error) {
+	if schema == nil {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSchemaBytes {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(b), MaxSchemaBytes)
+	}
+	return b, nil
+}
+
+func (u *upstream) setFailed(err error, wait time.Duration) {
+	u.mu.Lock()
+	u.state, u.lastErr, u.nextRetry = StateFailed, err, time.Now().Add(wait)
+	u.mu.Unlock()
+	u.src.progressf("mcp: %s: failed: %v (retrying in %s)", u.name, unwrapServer(err), wait.Round(time.Millisecond))
+	u.src.notify()
+}
+
+// unwrapServer drops the "mcp server "x":" prefix from progress lines that already start with the name.
+func unwrapServer(err error) error {
+	var se *ServerError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s: %w", se.Op, se.Err)
+	}
+	return err
+}
+
+func (u *upstream) setClosed() {
+	u.mu.Lock()
+	u.state, u.session = StateClosed, nil
+	u.mu.Unlock()
+}
+
+func (u *upstream) snapshot() []catalog.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]catalog.Tool(nil), u.tools...)
+}
+
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return Status{
+		Name:       u.name,
+		SourceName: u.sourceName,
+		State:      u.state,
+		Tools:      len(u.tools),
+		Attempts:   u.attempts,
+		StartTime:  u.startTime,
+		Err:        u.lastErr,
+		NextRetry:  u.nextRetry,
+	}
+}
+
+// sessionFor returns the session to call a remote tool on, or why there is none.
+func (u *upstream) sessionFor(remote string) (*sdk.ClientSession, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	op := "call " + remote
+	switch {
+	case u.state == StateClosed:
+		return nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
+	case u.session == nil || u.state != StateReady:
+		cause := u.lastErr
+		var se *ServerError
+		if errors.As(cause, &se) && se.Server == u.name {
+			cause = fmt.Errorf("%s: %w", se.Op, se.Err)
+		}
+		msg := "not connected"
+		if cause != nil {
+			msg = cause.Error()
+		}
+		if !u.nextRetry.IsZero() {
+			if wait := time.Until(u.nextRetry); wait > 0 {
+				msg += fmt.Sprintf("; next attempt in %s", wait.Round(time.Millisecond))
+			} else {
+				msg += "; reconnecting now"
+			}
+		}
+		return nil, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w (%s)", ErrUnavailable, msg)}
+	case !u.offered[remote]:
+		return nil, &ServerError{Server: u.name, Op: op, Err: ErrToolGone}
+	}
+	return u.session, nil
+}
+
+// suspectHang asks the supervisor to ping the server, without waiting.
+func (u *upstream) suspectHang() {
+	select {
+	case u.suspect <- struct{}{}:
+	default:
+	}
+}
