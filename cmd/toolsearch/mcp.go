@@ -10,6 +10,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/toolsearch/toolsearch/mcp"
@@ -93,6 +96,10 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
 	}
+	for _, name := range selfReferences(servers) {
+		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: skipping server %q: it is this toolsearch, which would start itself again and again\n", name)
+		delete(servers.Servers, name)
+	}
 	if len(servers.Servers) == 0 {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, mcp.ConfigKey)
 	}
@@ -127,6 +134,36 @@ func loadServeConfig(path string, mode runtime.Mode) (*mcp.Config, runtime.Confi
 	}
 	cfg.Enabled = true
 	return servers, cfg, nil
+}
+
+// selfReferences finds servers that would run this very binary as `mcp serve`: easy to get by pointing --config
+// at the MCP client's own config file, which lists toolsearch itself.
+func selfReferences(cfg *mcp.Config) []string {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	var names []string
+	for name, s := range cfg.Servers {
+		if s.Command == "" || len(s.Args) == 0 || s.Args[0] != "mcp" {
+			continue
+		}
+		path, err := exec.LookPath(s.Command)
+		if err != nil {
+			continue
+		}
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			path = resolved
+		}
+		if abs, err := filepath.Abs(path); err == nil && abs == self {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, httpAddr string, verbose bool,

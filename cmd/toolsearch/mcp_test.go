@@ -296,3 +296,14 @@ return {id: hit.id, text: r.result.content[0].text};`
 		assert.Equal(t, "sent: from code", res.Value.Text)
 	})
 }
+
+func TestSelfReferenceIsSkipped(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{
+		"toolsearch": {Command: self, Args: []string{"mcp", "serve", "--config", "x.json"}},
+		"other":      {Command: self, Args: []string{"-test.run=^$"}},
+		"missing":    {Command: "/nonexistent/toolsearch", Args: []string{"mcp", "serve"}},
+	}}
+	assert.Equal(t, []string{"toolsearch"}, selfReferences(cfg))
+}
