@@ -115,34 +115,49 @@ func directoryLine(t *catalog.Tool) (string, bool) {
 // likelyTools picks up to MaxLikelySchemas cataloged tools to expose with their schemas this turn: the tools
 // the run requires first, then the best matches of the user's message by the catalog's ranker. Only trusted
 // tools whose name is unique in the catalog qualify: the model calls them by name, and untrusted schemas stay
-// behind describe.
+// behind describe. A match is only "likely" when it scores above the first match that does not fit: when many
+// tools tie (a message that matches a whole family equally), exposing an arbitrary few would mislead the model.
 func (r *Run) likelyTools(ctx context.Context) []*catalog.Tool {
 	var out []*catalog.Tool
 	taken := make(map[string]bool)
-	add := func(t *catalog.Tool) {
-		if len(out) >= MaxLikelySchemas || taken[t.Name] || !t.Trusted() || len(r.byName[t.Name]) != 1 ||
-			r.control[t.Name] || r.direct[t.Name] != nil || !r.allowed(t) {
-			return
-		}
-		taken[t.Name] = true
-		out = append(out, t)
+	eligible := func(t *catalog.Tool) bool {
+		return !taken[t.Name] && t.Trusted() && len(r.byName[t.Name]) == 1 && !r.control[t.Name] &&
+			r.direct[t.Name] == nil && r.allowed(t)
 	}
 	for _, want := range r.req.RequiredTools {
-		if t, err := r.cat.Lookup(want); err == nil {
-			add(t)
+		if t, err := r.cat.Lookup(want); err == nil && eligible(t) && len(out) < MaxLikelySchemas {
+			taken[t.Name] = true
+			out = append(out, t)
 		}
 	}
-	if strings.TrimSpace(r.req.UserMessage) == "" || len(out) >= MaxLikelySchemas {
+	slots := MaxLikelySchemas - len(out)
+	if strings.TrimSpace(r.req.UserMessage) == "" || slots == 0 {
 		return out
 	}
 	hits, err := r.cat.Search(ctx, r.req.UserMessage, r.rt.cfg.MaxSearchLimit)
 	if err != nil {
 		return out
 	}
+	type candidate struct {
+		tool  *catalog.Tool
+		score float64
+	}
+	var candidates []candidate
 	for _, h := range hits {
-		if t, err := r.cat.Lookup(h.ID); err == nil {
-			add(t)
+		if t, err := r.cat.Lookup(h.ID); err == nil && eligible(t) {
+			taken[t.Name] = true
+			candidates = append(candidates, candidate{t, h.Score})
 		}
+	}
+	if len(candidates) > slots {
+		threshold := candidates[slots].score
+		for slots > 0 && candidates[slots-1].score <= threshold {
+			slots--
+		}
+		candidates = candidates[:slots]
+	}
+	for _, c := range candidates {
+		out = append(out, c.tool)
 	}
 	return out
 }

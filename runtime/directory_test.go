@@ -88,7 +88,7 @@ func TestDirectoryBounds(t *testing.T) {
 }
 
 func TestLikelySchemas(t *testing.T) {
-	tools := mixedTools()
+	tools := append(mixedTools(), fakePlugin(8)...)
 	tools = append(tools,
 		pluginTool("calendar_add", "Add an event to the calendar."),
 		pluginTool("calendar_list", "List upcoming calendar events."),
@@ -106,6 +106,7 @@ func TestLikelySchemas(t *testing.T) {
 		{"required first", "what is the weather in Paris", []string{"read_file", "openclaw:core:web_fetch"}, []string{"read_file", "web_fetch", "weather"}},
 		{"untrusted never exposed", "", []string{"create_issue"}, nil},
 		{"nothing to match", "hello there", nil, nil},
+		{"a tie is not likely", "use a fake plugin tool", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestLikelySchemas(t *testing.T) {
 			if tt.name == "at most four" {
 				assert.Len(t, exposed, 4)
 			}
-			if tt.name == "untrusted never exposed" || tt.name == "nothing to match" {
+			if tt.name == "untrusted never exposed" || tt.name == "nothing to match" || tt.name == "a tie is not likely" {
 				assert.Empty(t, exposed)
 			}
 			for _, d := range run.Tools()[4:] {

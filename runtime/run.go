@@ -37,9 +37,9 @@ type RunRequest struct {
 
 // ToolCall is one call the model made.
 type ToolCall struct {
-	ID        string
-	Name      string
-	Arguments json.RawMessage
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // CallResult is what Execute returns for a call: Content is the text for the model. Details are structured data
