@@ -13,23 +13,22 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-const callUsage = `usage: toolsearch call --catalog FILE [--args JSON] [--allow LIST] [--deny LIST] [--json] ID|NAME
+const callUsage = `usage: toolsearch call (--catalog FILE | --mcp-config FILE) [--args JSON] [--allow LIST] [--deny LIST] [--json] ID|NAME
 
-Calls one tool of a catalog file the way the model's tool_call does, through the runtime's pipeline: lookup
-(exact id or unique name, with suggestions), policy, argument validation against the tool's inputSchema,
+Calls one tool the way the model's tool_call does, through the runtime's pipeline: lookup (exact id or unique
+name, with suggestions), policy, argument validation against the tool's inputSchema, the tool, output contract,
 logging. Prints the {tool, result} envelope the model would get.
 
-A catalog file lists tools but holds no implementation, so the call is a dry run: a tool that passes the
-pipeline answers {"dryRun": true, "tool": ID, "arguments": ARGS} instead of running, and output contracts are
-not checked (there is no real output). A refused call (unknown tool, invalid arguments, denied by policy)
-exits 1 with the message the model would read.
+With --mcp-config the tool really runs on its MCP server. A catalog file lists tools but holds no
+implementation, so there the call is a dry run: a tool that passes the pipeline answers {"dryRun": true, "tool":
+ID, "arguments": ARGS} instead of running, and output contracts are not checked (there is no real output). A
+refused call (unknown tool, invalid arguments, denied by policy) exits 1 with the message the model would read.
 
 flags:
-  --catalog FILE   catalog file (required; see ` + "`toolsearch search --help`" + `)
-  --args JSON      the tool's arguments, a JSON object (default {}); "-" reads them from standard input
-  --allow LIST     comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
-  --deny LIST      comma-separated policy deny list; a denied tool is unknown
-  --json           print one line of JSON instead of indented JSON
+` + toolSourceFlags + `  --args JSON         the tool's arguments, a JSON object (default {}); "-" reads them from standard input
+  --allow LIST        comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
+  --deny LIST         comma-separated policy deny list; a denied tool is unknown
+  --json              print one line of JSON instead of indented JSON
 `
 
 func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -46,10 +45,10 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return toolUsageError(stderr, "call", err.Error())
 	}
-	switch {
-	case f.catalog == "":
-		return toolUsageError(stderr, "call", "--catalog is required")
-	case len(pos) != 1:
+	if err := f.source.check(); err != nil {
+		return toolFailure(stderr, "call", err)
+	}
+	if len(pos) != 1 {
 		return toolUsageError(stderr, "call", "takes exactly one tool ID or NAME")
 	}
 	input := []byte(*argsFlag)
@@ -65,14 +64,18 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return toolUsageError(stderr, "call", "--args is not valid JSON")
 	}
 
-	rt, run, err := openCatalogRun(ctx, f, func(tools []catalog.Tool) {
+	rt, run, release, err := openCatalogRun(ctx, f, stderr, func(tools []catalog.Tool) {
 		for i := range tools {
-			tools[i].Handler, tools[i].OutputSchema = dryRun(tools[i].ID()), nil
+			// Tools of MCP servers really run; entries of a catalog file have no implementation.
+			if tools[i].Handler == nil {
+				tools[i].Handler, tools[i].OutputSchema = dryRun(tools[i].ID()), nil
+			}
 		}
 	})
 	if err != nil {
 		return toolFailure(stderr, "call", err)
 	}
+	defer release()
 	defer rt.Close(ctx)
 	defer run.Close()
 	request, err := json.Marshal(map[string]any{"id": pos[0], "args": json.RawMessage(input)})

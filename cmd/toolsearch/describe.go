@@ -8,37 +8,33 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-const describeUsage = `usage: toolsearch describe --catalog FILE [--allow LIST] [--deny LIST] [--json] ID|NAME
+const describeUsage = `usage: toolsearch describe (--catalog FILE | --mcp-config FILE) [--allow LIST] [--deny LIST] [--json] ID|NAME
 
-Prints what the model's tool_describe returns for one tool of a catalog file: its descriptor (id, source,
-input and output hints) and its full parameters and outputSchema. The tool is looked up the way the model's
-calls are: an exact id, or a name that only one tool has; an unknown name suggests close ones.
-
-FILE is a JSON array of {name, description, inputSchema, outputSchema?, source?, server?, label?} (see
-` + "`toolsearch search --help`" + `).
+Prints what the model's tool_describe returns for one tool: its descriptor (id, source, input and output hints)
+and its full parameters and outputSchema. The tool is looked up the way the model's calls are: an exact id, or a
+name that only one tool has; an unknown name suggests close ones.
 
 flags:
-  --catalog FILE   catalog file (required)
-  --allow LIST     comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
-  --deny LIST      comma-separated policy deny list; a denied tool is unknown
-  --json           print one line of JSON instead of indented JSON
+` + toolSourceFlags + `  --allow LIST        comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
+  --deny LIST         comma-separated policy deny list; a denied tool is unknown
+  --json              print one line of JSON instead of indented JSON
 `
 
 // catalogFlags are the flags describe and call share.
 type catalogFlags struct {
-	catalog, allow, deny string
-	json                 bool
+	source      toolSource
+	allow, deny string
+	json        bool
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.catalog, "catalog", "", "")
+	c.source.register(fs)
 	fs.StringVar(&c.allow, "allow", "", "")
 	fs.StringVar(&c.deny, "deny", "", "")
 	fs.BoolVar(&c.json, "json", false, "")
@@ -58,24 +54,25 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, err
 	}
 }
 
-// errToolUsage marks a command-line mistake (exit 2) among the errors of openCatalogRun.
-var errToolUsage = errors.New("usage")
+// openCatalogRun loads the tools into a tools-mode run, so that describe and call go through the same lookup,
+// policy and pipeline as the model's tool_describe and tool_call. prepare, when set, adjusts the tools before
+// they are cataloged. The returned release stops MCP servers; it runs after the runtime is closed.
+func openCatalogRun(ctx context.Context, f catalogFlags, progress io.Writer, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, func(), error) {
+	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
+	defer cancel()
+	tools, release, err := f.source.load(loadCtx, progress)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, run, err := startCatalogRun(ctx, f, tools, prepare)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return rt, run, release, nil
+}
 
-// openCatalogRun loads a catalog file into a tools-mode run, so that describe and call go through the same
-// lookup, policy and pipeline as the model's tool_describe and tool_call.
-// prepare, when set, adjusts the parsed tools before they are cataloged.
-func openCatalogRun(ctx context.Context, f catalogFlags, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, error) {
-	if f.catalog == "" {
-		return nil, nil, fmt.Errorf("%w: --catalog is required", errToolUsage)
-	}
-	data, err := os.ReadFile(f.catalog)
-	if err != nil {
-		return nil, nil, err
-	}
-	tools, err := catalog.ParseFile(data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", f.catalog, err)
-	}
+func startCatalogRun(ctx context.Context, f catalogFlags, tools []catalog.Tool, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, error) {
 	for i := range tools {
 		// A direct-only entry is never cataloged; from the command line every entry is reachable.
 		tools[i].CatalogMode = ""
@@ -99,7 +96,7 @@ func openCatalogRun(ctx context.Context, f catalogFlags, prepare func([]catalog.
 	run, err := rt.StartRun(ctx, runtime.RunRequest{RunID: "cli", Tools: tools, Policy: policy})
 	if err != nil {
 		rt.Close(ctx)
-		return nil, nil, fmt.Errorf("%s: %w", f.catalog, err)
+		return nil, nil, fmt.Errorf("%s: %w", f.source.name(), err)
 	}
 	if run.Mode() != runtime.ModeTools {
 		run.Close()
@@ -177,17 +174,18 @@ func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		}
 		return toolUsageError(stderr, "describe", err.Error())
 	}
-	switch {
-	case f.catalog == "":
-		return toolUsageError(stderr, "describe", "--catalog is required")
-	case len(pos) != 1:
+	if err := f.source.check(); err != nil {
+		return toolFailure(stderr, "describe", err)
+	}
+	if len(pos) != 1 {
 		return toolUsageError(stderr, "describe", "takes exactly one tool ID or NAME")
 	}
 
-	rt, run, err := openCatalogRun(ctx, f, nil)
+	rt, run, release, err := openCatalogRun(ctx, f, stderr, nil)
 	if err != nil {
 		return toolFailure(stderr, "describe", err)
 	}
+	defer release()
 	defer rt.Close(ctx)
 	defer run.Close()
 	id, _ := json.Marshal(map[string]string{"id": pos[0]})

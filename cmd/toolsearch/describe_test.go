@@ -153,11 +153,13 @@ func TestDescribeAndCallUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"describe without catalog", []string{"describe", "x"}, "--catalog is required"},
+		{"describe without catalog", []string{"describe", "x"}, "--catalog or --mcp-config is required"},
+		{"describe with both sources", []string{"describe", "--catalog", cat, "--mcp-config", cat, "x"}, "give --catalog or --mcp-config, not both"},
 		{"describe without tool", []string{"describe", "--catalog", cat}, "takes exactly one tool ID or NAME"},
 		{"describe with two tools", []string{"describe", "--catalog", cat, "a", "b"}, "takes exactly one tool ID or NAME"},
 		{"describe unknown flag", []string{"describe", "--nope"}, "flag provided but not defined"},
-		{"call without catalog", []string{"call", "x"}, "--catalog is required"},
+		{"call without catalog", []string{"call", "x"}, "--catalog or --mcp-config is required"},
+		{"call with both sources", []string{"call", "--catalog", cat, "--mcp-config", cat, "x"}, "give --catalog or --mcp-config, not both"},
 		{"call bad args", []string{"call", "--catalog", cat, "x", "--args", "{"}, "--args is not valid JSON"},
 		{"call policy denies everything", []string{"call", "--catalog", cat, "--deny", "*", "x"},
 			"the policy denies Tool Search's control tools"},
@@ -175,7 +177,7 @@ func TestDescribeAndCallUsage(t *testing.T) {
 	for _, cmd := range []string{"describe", "call"} {
 		code, stdout, _ := runCLI(t, "", cmd, "--help")
 		assert.Equal(t, exitOK, code)
-		assert.Contains(t, stdout, "usage: toolsearch "+cmd+" --catalog FILE")
+		assert.Contains(t, stdout, "usage: toolsearch "+cmd+" (--catalog FILE | --mcp-config FILE)")
 	}
 }
 

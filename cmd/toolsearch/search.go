@@ -14,21 +14,20 @@ import (
 	"github.com/toolsearch/toolsearch/catalog"
 )
 
-const searchUsage = `usage: toolsearch search --catalog FILE [--limit N] [--json] QUERY
-       toolsearch search --catalog FILE --batch QUERIES.jsonl [--limit N]
+const searchUsage = `usage: toolsearch search (--catalog FILE | --mcp-config FILE) [--limit N] [--json] QUERY
+       toolsearch search (--catalog FILE | --mcp-config FILE) --batch QUERIES.jsonl [--limit N]
 
-Ranks the tools of a catalog file for a query, the way the model's search does.
+Ranks the tools of a catalog file, or of the MCP servers of a config file, for a query, the way the model's
+search does.
 
-FILE is a JSON array of {name, description, inputSchema, outputSchema?, source?, server?, label?}; entries with
-"server" get ids mcp:<server>:<name>, the others openclaw:file:<name>. QUERIES.jsonl has one {"query": "..."}
-object per line (other fields are ignored; "-" reads standard input); each query prints one JSON line
-{"query":...,"hits":[{"id":...,"name":...,"score":...},...]}.
+Catalog file entries with "server" get ids mcp:<server>:<name>, the others openclaw:file:<name>. QUERIES.jsonl
+has one {"query": "..."} object per line (other fields are ignored; "-" reads standard input); each query prints
+one JSON line {"query":...,"hits":[{"id":...,"name":...,"score":...},...]}.
 
 flags:
-  --catalog FILE   catalog file (required)
-  --limit N        hits per query (default 8, at most 50)
-  --json           print the single query's result as one JSON line
-  --batch FILE     run every query of a JSON Lines file
+` + toolSourceFlags + `  --limit N           hits per query (default 8, at most 50)
+  --json              print the single query's result as one JSON line
+  --batch FILE        run every query of a JSON Lines file
 `
 
 // cliMaxLimit lets evaluation runs ask for more hits than a model may (SPEC caps maxSearchLimit at 50).
@@ -49,7 +48,8 @@ type searchHit struct {
 func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported below as one line, --help prints the full usage
-	catalogPath := fs.String("catalog", "", "")
+	var source toolSource
+	source.register(fs)
 	limit := fs.Int("limit", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	batch := fs.String("batch", "", "")
@@ -71,9 +71,10 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		args = fs.Args()[1:]
 	}
 	query := strings.Join(words, " ")
+	if err := source.check(); err != nil {
+		return searchUsageError(stderr, strings.TrimPrefix(err.Error(), errToolUsage.Error()+": "))
+	}
 	switch {
-	case *catalogPath == "":
-		return searchUsageError(stderr, "--catalog is required")
 	case *batch != "" && query != "":
 		return searchUsageError(stderr, "give either a QUERY or --batch, not both")
 	case *batch == "" && strings.TrimSpace(query) == "":
@@ -82,19 +83,17 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return searchUsageError(stderr, catalog.ErrInvalidLimit.Error())
 	}
 
-	data, err := os.ReadFile(*catalogPath)
+	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
+	tools, release, err := source.load(loadCtx, stderr)
+	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitFailure
 	}
-	tools, err := catalog.ParseFile(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", *catalogPath, err)
-		return exitFailure
-	}
+	defer release()
 	cat, err := catalog.New(tools, &catalog.Options{MaxSearchLimit: cliMaxLimit})
 	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", *catalogPath, err)
+		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", source.name(), err)
 		return exitFailure
 	}
 

@@ -37,7 +37,8 @@ func TestSearchCommandUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no catalog", []string{"search", "x"}, "--catalog is required"},
+		{"no catalog", []string{"search", "x"}, "--catalog or --mcp-config is required"},
+		{"both sources", []string{"search", "--catalog", cat, "--mcp-config", cat, "x"}, "give --catalog or --mcp-config, not both"},
 		{"no query", []string{"search", "--catalog", cat}, "a QUERY or --batch is required"},
 		{"both", []string{"search", "--catalog", cat, "--batch", "q.jsonl", "x"}, "not both"},
 		{"negative limit", []string{"search", "--catalog", cat, "--limit", "-1", "x"}, "limit must be a positive integer."},
@@ -58,7 +59,7 @@ func TestSearchCommandUsage(t *testing.T) {
 func TestSearchCommandHelp(t *testing.T) {
 	code, stdout, _ := runCLI(t, "", "search", "--help")
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, "usage: toolsearch search --catalog FILE")
+	assert.Contains(t, stdout, "usage: toolsearch search (--catalog FILE | --mcp-config FILE)")
 	code, stdout, _ = runCLI(t, "", "help")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "search")
