@@ -15,7 +15,10 @@ import (
 type linearMemory struct {
 	limit      uint64
 	initialCap uint64 // the snapshot size: allocate it up front so restoring never reallocates
-	pool       *sync.Pool
+	// zeroFrom is where the zeroing of a recycled array may start: every run writes the whole snapshot over
+	// [0, snapshot size) before any guest code runs, so only what lies beyond can leak into the next run.
+	zeroFrom uint64
+	pool     *sync.Pool
 	buf        []byte
 	peak       uint64
 	refused    bool
@@ -44,7 +47,7 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		m.buf = grown
 	} else {
 		// Bytes past the old length are zero: fresh arrays are zeroed by Go, and Free zeroes a recycled array's
-		// used part before it goes back to the pool.
+		// used part past zeroFrom before it goes back to the pool.
 		m.buf = m.buf[:size]
 	}
 	m.peak = max(m.peak, size)
@@ -57,7 +60,9 @@ func (m *linearMemory) Free() {
 	}
 	buf := m.buf
 	m.buf = nil
-	clear(buf[:cap(buf)][:len(buf)])
+	if uint64(len(buf)) > m.zeroFrom {
+		clear(buf[m.zeroFrom:])
+	}
 	buf = buf[:0]
 	m.pool.Put(&buf)
 }

@@ -129,6 +129,7 @@ func newRun(e *Engine, ctx context.Context, o RunOptions) *run {
 	r.memory = &linearMemory{limit: o.MemoryBytes, pool: &e.buffers}
 	if len(e.snap.memory) > 0 {
 		r.memory.initialCap = uint64(len(e.snap.memory))
+		r.memory.zeroFrom = uint64(len(e.snap.memory))
 	}
 	return r
 }
