@@ -19,9 +19,9 @@ type linearMemory struct {
 	// [0, snapshot size) before any guest code runs, so only what lies beyond can leak into the next run.
 	zeroFrom uint64
 	pool     *sync.Pool
-	buf        []byte
-	peak       uint64
-	refused    bool
+	buf      []byte
+	peak     uint64
+	refused  bool
 }
 
 var _ experimental.MemoryAllocator = (*linearMemory)(nil)
