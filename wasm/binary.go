@@ -124,7 +124,7 @@ func decodeTypes(payload []byte) ([]funcType, error) {
 	if err != nil {
 		return nil, err
 	}
-	types := make([]funcType, 0, n)
+	types := make([]funcType, 0, r.capacity(n))
 	for range n {
 		form, err := r.byte()
 		if err != nil {
@@ -171,7 +171,7 @@ func decodeImports(payload []byte) ([]importEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]importEntry, 0, n)
+	out := make([]importEntry, 0, r.capacity(n))
 	for range n {
 		var e importEntry
 		if e.module, err = r.name(); err != nil {
@@ -223,7 +223,7 @@ func decodeExports(payload []byte) ([]exportEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]exportEntry, 0, n)
+	out := make([]exportEntry, 0, r.capacity(n))
 	for range n {
 		var e exportEntry
 		if e.name, err = r.name(); err != nil {
@@ -263,6 +263,10 @@ type reader struct {
 }
 
 func (r *reader) done() bool { return r.pos >= len(r.b) }
+
+// capacity bounds a preallocation for a vector that claims n items: each item takes at least one byte, so a
+// count larger than what is left is a lie that must not turn into a multi-gigabyte allocation (a fuzz finding).
+func (r *reader) capacity(n uint32) int { return min(int(n), len(r.b)-r.pos) }
 
 func (r *reader) byte() (byte, error) {
 	if r.pos >= len(r.b) {

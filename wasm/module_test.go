@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -144,4 +145,21 @@ func FuzzInstrument(f *testing.F) {
 			t.Fatalf("instrumented output does not decode: %v", err)
 		}
 	})
+}
+
+// A vector count far beyond the section's bytes must fail as malformed, not allocate for the claimed count.
+func TestHugeVectorCountsAreRefused(t *testing.T) {
+	payload := appendU32(nil, 0x7fffffff)
+	for name, decode := range map[string]func([]byte) error{
+		"types":   func(b []byte) error { _, err := decodeTypes(b); return err },
+		"imports": func(b []byte) error { _, err := decodeImports(b); return err },
+		"exports": func(b []byte) error { _, err := decodeExports(b); return err },
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := decode(payload)
+		runtime.ReadMemStats(&after)
+		require.ErrorIs(t, err, errMalformed, name)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "%s: allocated for the claimed count", name)
+	}
 }
