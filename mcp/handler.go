@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,9 +35,11 @@ func (h *toolHandler) Available() error {
 //   - the server answered with a JSON-RPC error (unknown tool, invalid params): a Result with IsError, since the
 //     server is fine and the model can correct the call;
 //   - no answer in time, a closed connection, an unreadable answer: a *ServerError, and the server is checked;
+//   - the session closed during the call (the Source closed, or gave up on the server): a *ServerError wrapping
+//     ErrClosed or ErrUnavailable, at once;
 //   - ctx ended: ctx's error.
 func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.Result, error) {
-	sess, err := h.u.sessionFor(h.remote)
+	sess, sessCalls, err := h.u.callTarget(h.remote)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +49,7 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 	timeout := h.u.src.opts.callTimeout
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer context.AfterFunc(sessCalls, cancel)()
 	res, err := sess.CallTool(callCtx, &sdk.CallToolParams{Name: h.remote, Arguments: args})
 	if err == nil {
 		return convertResult(res)
@@ -60,6 +64,11 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 			IsError: true,
 			Content: []catalog.Content{{Type: "text", Text: fmt.Sprintf("MCP server %q refused the call: %s", h.u.name, wire.Message)}},
 		}, nil
+	case h.u.src.ctx.Err() != nil:
+		return nil, &ServerError{Server: h.u.name, Op: op, Err: ErrClosed}
+	case sessCalls.Err() != nil:
+		return nil, &ServerError{Server: h.u.name, Op: op,
+			Err: fmt.Errorf("%w: the connection was closed during the call", ErrUnavailable)}
 	case callCtx.Err() != nil:
 		h.u.suspectHang()
 		return nil, &ServerError{Server: h.u.name, Op: op,
@@ -131,9 +140,11 @@ func convertContent(c sdk.Content) catalog.Content {
 }
 
 // connectionLost reports whether a call failed because the connection went away under it (the process exited,
-// the pipe or socket closed), as opposed to an answer that could not be used.
+// the pipe or socket closed), as opposed to an answer that could not be used. EPIPE is the write of a request to
+// the stdin of a process that has exited but whose exit is not noticed yet.
 func connectionLost(err error) bool {
-	for _, target := range []error{sdk.ErrConnectionClosed, io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, net.ErrClosed, os.ErrClosed} {
+	for _, target := range []error{sdk.ErrConnectionClosed, io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, net.ErrClosed, os.ErrClosed,
+		syscall.EPIPE} {
 		if errors.Is(err, target) {
 			return true
 		}

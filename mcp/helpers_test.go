@@ -227,12 +227,15 @@ func result(id json.RawMessage, body string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, body)
 }
 
-// rawDial connects the client to a rawServer over a pipe.
+// rawDial connects the client to a rawServer over a pipe, whose writes are bounded like those to a child's stdin.
 func rawDial(handle func(method string, id, params json.RawMessage) string) dialFunc {
-	return func(context.Context, *upstream) (*dialed, error) {
+	return func(_ context.Context, u *upstream) (*dialed, error) {
 		c1, c2 := net.Pipe()
 		go rawServer(c2, handle)
-		return &dialed{transport: &sdk.IOTransport{Reader: c1, Writer: c1}, stop: func(time.Time) { c1.Close() }}, nil
+		return &dialed{
+			transport: &sdk.IOTransport{Reader: c1, Writer: newBoundedWriter(c1, u.src.opts.callTimeout)},
+			stop:      func(time.Time) { c1.Close() },
+		}, nil
 	}
 }
 

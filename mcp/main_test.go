@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +37,8 @@ func childConfig(behavior string) ServerConfig {
 //   - crash: its "crash" tool writes to stderr and exits with status 3 mid-call;
 //   - exit: writes a reason to stderr and exits with status 2 before the handshake;
 //   - garbage: writes a line that is not JSON-RPC, then waits;
-//   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too.
+//   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too;
+//   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does.
 func runChild(behavior string) int {
 	fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 	switch behavior {
@@ -55,14 +58,25 @@ func runChild(behavior string) int {
 		os.Exit(3)
 		return nil, nil
 	})
+	var transport sdk.Transport = &sdk.StdioTransport{}
+	if behavior == "deaf" {
+		stdin := &deafReader{r: os.Stdin, deaf: make(chan struct{})}
+		transport = &sdk.IOTransport{Reader: stdin, Writer: nopWriteCloser{os.Stdout}}
+		f.addTool("deafen", "Stops reading stdin.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			stdin.once.Do(func() { close(stdin.deaf) })
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "deaf"}}}, nil
+		})
+	}
 	if behavior == "stubborn" {
-		signal.Ignore(syscall.SIGTERM)
+		// SIGPIPE too: the Go runtime ends a program whose write to a closed stdout fails, which would make the
+		// child exit by itself once the Source closes the pipe.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGPIPE)
 		sleeper := exec.Command("sleep", "300")
 		if err := sleeper.Start(); err == nil {
 			fmt.Fprintf(os.Stderr, "grandchild %d\n", sleeper.Process.Pid)
 		}
 	}
-	err := srv.Run(context.Background(), &sdk.StdioTransport{})
+	err := srv.Run(context.Background(), transport)
 	if behavior == "stubborn" {
 		time.Sleep(time.Hour) // stdin is closed: a well-behaved server would exit here
 	}
@@ -72,3 +86,21 @@ func runChild(behavior string) int {
 	}
 	return 0
 }
+
+// deafReader reads the child's stdin until deaf is closed, then blocks for good.
+type deafReader struct {
+	r    io.ReadCloser
+	deaf chan struct{}
+	once sync.Once
+}
+
+func (d *deafReader) Read(p []byte) (int, error) {
+	select {
+	case <-d.deaf:
+		time.Sleep(time.Hour) // a hung server: the process lives on, its input piles up
+	default:
+	}
+	return d.r.Read(p)
+}
+
+func (d *deafReader) Close() error { return d.r.Close() }

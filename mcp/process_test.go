@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +17,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/catalog"
 )
 
 // newChildSource starts children of the test binary through the real dial path (New, not a test dialer).
@@ -132,6 +136,48 @@ func TestChildCrashesMidCallAndIsRestarted(t *testing.T) {
 	assert.Equal(t, "crash: restarted", res.text)
 	require.Len(t, pids(stderr.String(), "pid"), 2)
 	assert.False(t, alive(t, pids(stderr.String(), "pid")[0]))
+}
+
+// A server that stops reading its stdin (it hangs) must not hold a call past its timeout, even with a request
+// larger than the pipe holds: the SDK does not watch the call's context while it writes.
+func TestCallToAServerThatStoppedReadingEndsAtItsTimeout(t *testing.T) {
+	requireProc(t)
+	stderr := &syncBuffer{}
+	opts := fastOptions(nil)
+	opts.CallTimeout = 500 * time.Millisecond
+	opts.CloseTimeout = time.Second // a deaf server ignores its closed stdin: it gets SIGTERM after half of this
+	opts.ServerStderr = stderr
+	src := newChildSource(t, map[string]ServerConfig{"deaf": childConfig("deaf")}, opts)
+	_, err := call(t, src, "deafen", `{}`)
+	require.NoError(t, err)
+	var echo catalog.Tool
+	for _, tool := range src.Tools() {
+		if tool.Name == "echo" {
+			echo = tool
+		}
+	}
+	require.NotNil(t, echo.Handler)
+
+	failed := make(chan error, 1)
+	go func() {
+		_, err := echo.Handler.Call(context.Background(), json.RawMessage(fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", 1<<20))))
+		failed <- err
+	}()
+	select {
+	case err = <-failed:
+	case <-time.After(10 * opts.CallTimeout):
+		t.Fatal("the call outlived its timeout tenfold: its request is stuck in the pipe")
+	}
+	var se *ServerError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "deaf", se.Server)
+
+	// The session is given up: the process is stopped and another one started.
+	require.Eventually(t, func() bool {
+		return len(pids(stderr.String(), "pid")) == 2 && src.Status()[0].State == StateReady
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.False(t, alive(t, pids(stderr.String(), "pid")[0]))
+	require.NoError(t, src.Close(context.Background()))
 }
 
 func TestChildWritesGarbage(t *testing.T) {

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,6 +225,62 @@ func TestHungServerIsMarkedUnavailableAndRecovers(t *testing.T) {
 	assert.Equal(t, "hung: back", contentText(res.Content))
 }
 
+// A session that closes — the Source gave up on its server, or is closing — must not wait for the calls in
+// flight on it: the SDK's Close does, and a server that stopped answering would hold it until each call's timeout,
+// then be reported abandoned by every later Close.
+func TestDroppedSessionFailsItsCallsInFlight(t *testing.T) {
+	var lists atomic.Int32
+	raw := rawDial(func(method string, id, _ json.RawMessage) string {
+		switch method {
+		case "tools/list":
+			if lists.Add(1) == 1 {
+				return result(id, `{"tools":[{"name":"slow","inputSchema":{"type":"object"}}]}`)
+			}
+			return result(id, `{"tools":"nope"}`) // the relisting fails: the Source drops the session
+		case "tools/call":
+			return `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` // and the call is never answered
+		}
+		return ""
+	})
+	opts := fastOptions(nil)
+	opts.CloseTimeout = 2 * time.Second
+	src := startSource(t, inMemoryConfig("raw"), opts, map[string]dialFunc{"raw": raw}) // its cleanup checks Close
+
+	began := time.Now()
+	_, err := call(t, src, "slow", `{}`)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), `mcp server "raw": call slow:`)
+	assert.Less(t, time.Since(began), opts.CloseTimeout, "the call ends with its session, not at its timeout")
+}
+
+func TestCloseFailsCallsInFlight(t *testing.T) {
+	f := newFakeServer(0)
+	entered := make(chan struct{})
+	f.addTool("slow", "Never finishes.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		close(entered)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	opts := fastOptions(nil)
+	opts.CloseTimeout = 2 * time.Second
+	src, err := newSource(t.Context(), inMemoryConfig("fake"), opts, dialers(map[string]dialFunc{"fake": f.dial}))
+	require.NoError(t, err)
+	slow := src.Tools()[0]
+	failed := make(chan error, 1)
+	go func() {
+		_, err := slow.Handler.Call(context.Background(), nil)
+		failed <- err
+	}()
+	<-entered
+
+	began := time.Now()
+	require.NoError(t, src.Close(context.Background()), "a call in flight does not hold its session open")
+	err = <-failed
+	assert.Less(t, time.Since(began), opts.CloseTimeout)
+	require.ErrorIs(t, err, ErrClosed)
+	assert.Contains(t, err.Error(), `mcp server "fake": call slow:`)
+}
+
 func TestServerHangingAtStartDoesNotBlockOthers(t *testing.T) {
 	ok := newFakeServer(0)
 	ok.addTool("echo", "Echo.", echo(""))
@@ -276,6 +336,43 @@ func TestCrashMidCall(t *testing.T) {
 	assert.Equal(t, "again", res.text)
 	assert.Contains(t, progress.String(), "mcp: fake: failed: connection:")
 	assert.GreaterOrEqual(t, src.Status()[0].Attempts, 2)
+}
+
+// A server that exited is sometimes noticed first by the write of the next request to its stdin (EPIPE), before
+// its exit is: that call must fail as unavailable like any other call to a crashed server.
+func TestWriteToADeadServerIsUnavailable(t *testing.T) {
+	f := newFakeServer(0)
+	f.addTool("echo", "Echo.", echo(""))
+	dial := func(ctx context.Context, u *upstream) (*dialed, error) {
+		d, err := f.dial(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		d.transport = &brokenPipeTransport{inner: d.transport}
+		return d, nil
+	}
+	src := startSource(t, inMemoryConfig("dead"), fastOptions(nil), map[string]dialFunc{"dead": dial})
+
+	_, err := call(t, src, "echo", `{}`)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), `mcp server "dead": call echo:`)
+}
+
+// brokenPipeTransport fails the write of every tools/call the way a write to the stdin of an exited process does.
+type brokenPipeTransport struct{ inner sdk.Transport }
+
+func (t *brokenPipeTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	return &brokenPipeConn{Connection: c}, err
+}
+
+type brokenPipeConn struct{ sdk.Connection }
+
+func (c *brokenPipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
+		return &os.PathError{Op: "write", Path: "|1", Err: syscall.EPIPE}
+	}
+	return c.Connection.Write(ctx, msg)
 }
 
 func TestGarbage(t *testing.T) {

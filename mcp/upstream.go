@@ -45,6 +45,8 @@ type upstream struct {
 	mu        sync.Mutex
 	state     State
 	session   *sdk.ClientSession
+	calls     context.Context    // the calls made on session; ends when it starts closing
+	endCalls  context.CancelFunc // ends calls: closing a session waits for its calls in flight otherwise
 	conn      *dialed
 	tools     []catalog.Tool
 	offered   map[string]bool // remote tool names of the last listing
@@ -168,6 +170,7 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 	took := time.Since(began)
 	u.mu.Lock()
 	u.state, u.session = StateReady, sess
+	u.calls, u.endCalls = context.WithCancel(u.src.ctx)
 	u.tools, u.offered = tools, offered
 	u.lastErr, u.startTime, u.nextRetry = nil, took, time.Time{}
 	u.mu.Unlock()
@@ -249,6 +252,9 @@ func (u *upstream) closeSession(sess *sdk.ClientSession, conn *dialed) {
 	u.mu.Lock()
 	if u.session == sess {
 		u.session = nil
+		// The SDK's Close waits for the calls in flight, which a server that stopped answering never ends: they
+		// fail now instead, and the session closes at once.
+		u.endCalls()
 	}
 	u.mu.Unlock()
 	deadline := time.Now().Add(u.src.opts.closeTimeout)
@@ -451,12 +457,18 @@ func (u *upstream) status() Status {
 
 // sessionFor returns the session to call a remote tool on, or why there is none.
 func (u *upstream) sessionFor(remote string) (*sdk.ClientSession, error) {
+	sess, _, err := u.callTarget(remote)
+	return sess, err
+}
+
+// callTarget is sessionFor with the context of the session's calls, which ends when the session starts closing.
+func (u *upstream) callTarget(remote string) (*sdk.ClientSession, context.Context, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	op := "call " + remote
 	switch {
 	case u.state == StateClosed:
-		return nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
+		return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
 	case u.session == nil || u.state != StateReady:
 		cause := u.lastErr
 		var se *ServerError
@@ -474,11 +486,11 @@ func (u *upstream) sessionFor(remote string) (*sdk.ClientSession, error) {
 				msg += "; reconnecting now"
 			}
 		}
-		return nil, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w (%s)", ErrUnavailable, msg)}
+		return nil, nil, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w (%s)", ErrUnavailable, msg)}
 	case !u.offered[remote]:
-		return nil, &ServerError{Server: u.name, Op: op, Err: ErrToolGone}
+		return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrToolGone}
 	}
-	return u.session, nil
+	return u.session, u.calls, nil
 }
 
 // suspectHang asks the supervisor to ping the server, without waiting.
