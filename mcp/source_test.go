@@ -153,6 +153,41 @@ func TestListChangedRelists(t *testing.T) {
 	require.ErrorIs(t, err, ErrToolGone)
 }
 
+// A tools/list_changed that changes nothing must not make consumers rebuild: the tools (handlers included) stay
+// identical, so catalog fingerprints do too, and no change is signalled. Tools that survive a real change keep
+// their handler.
+func TestListChangedWithoutAChangeIsQuiet(t *testing.T) {
+	f := newFakeServer(0)
+	f.addTool("first", "The first tool.", echo(""))
+	progress := &syncBuffer{}
+	src := startSource(t, inMemoryConfig("fake"), fastOptions(progress), map[string]dialFunc{"fake": f.dial})
+	before := src.Tools()
+	catBefore, err := catalog.New(before, nil)
+	require.NoError(t, err)
+
+	changed := src.Changed()
+	f.addTool("first", "The first tool.", echo("")) // the same tool again: the server notifies, nothing changed
+	f.addTool("second", "Added later.", echo(""))   // then a real change, relisted after the first
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change notified for the real change")
+	}
+	require.Eventually(t, func() bool { return len(src.Tools()) == 2 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, strings.Count(progress.String(), "mcp: fake: tools changed"), progress.String())
+
+	var first catalog.Tool
+	for _, tool := range src.Tools() {
+		if tool.Name == "first" {
+			first = tool
+		}
+	}
+	assert.Same(t, before[0].Handler, first.Handler, "a tool that did not change keeps its handler")
+	catAfter, err := catalog.New([]catalog.Tool{first}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, catBefore.Fingerprint(), catAfter.Fingerprint())
+}
+
 func TestHangingToolTimesOutButServerStays(t *testing.T) {
 	f := newFakeServer(0)
 	f.addTool("echo", "Echo.", echo(""))

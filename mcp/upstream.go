@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -168,10 +169,10 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 		return nil, nil, &ServerError{Server: u.name, Op: "list tools", Err: u.explain(ctx, conn, err)}
 	}
 	took := time.Since(began)
+	u.adopt(tools, offered)
 	u.mu.Lock()
 	u.state, u.session = StateReady, sess
 	u.calls, u.endCalls = context.WithCancel(u.src.ctx)
-	u.tools, u.offered = tools, offered
 	u.lastErr, u.startTime, u.nextRetry = nil, took, time.Time{}
 	u.mu.Unlock()
 	u.src.progressf("mcp: %s: ready: %d tool(s) in %s", u.name, len(tools), took.Round(time.Millisecond))
@@ -228,9 +229,9 @@ func (u *upstream) serve(sess *sdk.ClientSession, conn *dialed) error {
 				u.closeSession(sess, conn)
 				return &ServerError{Server: u.name, Op: "list tools after tools/list_changed", Err: err}
 			}
-			u.mu.Lock()
-			u.tools, u.offered = tools, offered
-			u.mu.Unlock()
+			if !u.adopt(tools, offered) {
+				continue // a notification that changed nothing: consumers keep their catalogs
+			}
 			u.src.progressf("mcp: %s: tools changed: %d tool(s)", u.name, len(tools))
 			u.src.notify()
 		case <-u.suspect:
@@ -393,6 +394,39 @@ func (u *upstream) mapTools(remote []*sdk.Tool) ([]catalog.Tool, map[string]bool
 		})
 	}
 	return tools, offered, nil
+}
+
+// adopt makes a new listing current and reports whether it differs from the one before. Tools whose remote name
+// was listed before keep their handler value, so a relisting (or a reconnect) that changed nothing leaves every
+// tool identical, and the catalog fingerprints (which include handler identity) of consumers unchanged: a server
+// that floods tools/list_changed cannot make every consumer rebuild its catalog.
+func (u *upstream) adopt(tools []catalog.Tool, offered map[string]bool) (changed bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	handlers := make(map[string]catalog.Handler, len(u.tools))
+	for _, t := range u.tools {
+		if h, ok := t.Handler.(*toolHandler); ok {
+			handlers[h.remote] = h
+		}
+	}
+	changed = len(tools) != len(u.tools)
+	for i := range tools {
+		if old := handlers[tools[i].Handler.(*toolHandler).remote]; old != nil {
+			tools[i].Handler = old
+		}
+		if !changed && !sameTool(&tools[i], &u.tools[i]) { // same length, so u.tools[i] exists
+			changed = true
+		}
+	}
+	if changed {
+		u.tools, u.offered = tools, offered
+	}
+	return changed
+}
+
+func sameTool(a, b *catalog.Tool) bool {
+	return a.Name == b.Name && a.Label == b.Label && a.Description == b.Description && a.Handler == b.Handler &&
+		bytes.Equal(a.Parameters, b.Parameters) && bytes.Equal(a.OutputSchema, b.OutputSchema)
 }
 
 // schemaJSON re-encodes a schema the SDK decoded, bounded in size. A missing schema is an object with no
