@@ -211,6 +211,9 @@ func liveSandboxBytes(tb testing.TB, n int) float64 {
 	s := sandbox(tb)
 	bridge := blockingBridge{started: make(chan struct{}, n), release: make(chan struct{})}
 	var before, during runtime.MemStats
+	// Two collections: sync.Pool keeps released memory arrays through one (its victim cache), and a baseline
+	// that still holds them would hide the arrays the live runs take back.
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	var wg sync.WaitGroup
@@ -239,7 +242,9 @@ func liveSandboxBytes(tb testing.TB, n int) float64 {
 func TestLiveSandboxMemoryTwin(t *testing.T) {
 	perRun := liveSandboxBytes(t, 20)
 	t.Logf("%.2f MiB per live sandbox", perRun/(1<<20))
-	assert.Positive(t, perRun, "live runs hold memory: the measurement sees them")
+	// Each live run holds at least its linear memory (the 1.3 MiB snapshot): a figure below that means the
+	// measurement missed memory (for example arrays the pool kept alive across the baseline).
+	assert.GreaterOrEqual(t, perRun, float64(1<<20), "the measurement sees the live runs' memory")
 }
 
 // BenchmarkSandboxLiveMemory reports the memory one live sandbox holds (50 at once, each parked in a call).
