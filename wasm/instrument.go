@@ -13,10 +13,13 @@ import (
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
-//   - stack guard: every write of the C shadow-stack pointer (global 0) becomes a call to an appended function
-//     that compares the new value with an exported low-water mark and calls the host with argc = hookStack
-//     when the stack would overflow into static data. Without it, ~240 frames of JS recursion silently corrupt
-//     the interpreter.
+//   - stack guard: every write of the C shadow-stack pointer (global 0) is preceded by an inline comparison of
+//     the new value with an exported low-water mark; below it, an appended function calls the host with
+//     argc = hookStack. Without it, ~240 frames of JS recursion silently corrupt the interpreter.
+//
+// Each rewritten function gets two scratch locals (an i64 for fuel, an i32 for the new stack pointer), so both
+// checks work on registers: reloading the fuel global and calling a guard function per stack-pointer write made
+// metered CPU-bound JS +36% slower than unmetered; with the locals it is +18% (wasm.BenchmarkSandboxCPU).
 //
 // The walker decodes every instruction the module uses and refuses anything it does not know: a silently
 // mis-decoded immediate would shift every later instruction and corrupt the module.
@@ -101,18 +104,36 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	if err != nil {
 		return nil, stats, err
 	}
+	funcTypes := make([]uint32, 0, (&reader{b: funcRest}).capacity(funcCount))
+	fr := &reader{b: funcRest}
+	for range funcCount {
+		ti, err := fr.u32()
+		if err != nil {
+			return nil, stats, err
+		}
+		if int(ti) >= len(types) {
+			return nil, stats, fmt.Errorf("%w: function type %d out of range", errMalformed, ti)
+		}
+		funcTypes = append(funcTypes, ti)
+	}
+	if err := fr.expectEnd(); err != nil {
+		return nil, stats, err
+	}
 	stats.originalFuncs = importedFuncs + int(funcCount)
 	refuelFunc := uint32(importedFuncs) + funcCount
-	setSPFunc := refuelFunc + 1
+	stackFunc := refuelFunc + 1
 
 	voidType := typeIndex(&types, funcType{})
-	setSPType := typeIndex(&types, funcType{params: []byte{valI32}})
+	paramCounts := make([]int, len(funcTypes))
+	for i, ti := range funcTypes {
+		paramCounts[i] = len(types[ti].params)
+	}
 	typeSec.payload = encodeVector(types, func(b []byte, t funcType) []byte { return t.encode(b) })
 
 	funcSec.payload = appendU32(nil, funcCount+2)
 	funcSec.payload = append(funcSec.payload, funcRest...)
 	funcSec.payload = appendU32(funcSec.payload, voidType)
-	funcSec.payload = appendU32(funcSec.payload, setSPType)
+	funcSec.payload = appendU32(funcSec.payload, voidType)
 
 	globalSec.payload = appendU32(nil, globalCount+2)
 	globalSec.payload = append(globalSec.payload, globalRest...)
@@ -143,9 +164,11 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: %d code bodies for %d functions", errMalformed, codeCount, funcCount)
 	}
 	rw := rewriter{
-		fuelCheck: fuelCheck(fuelGlobal, refuelFunc),
-		spGlobal:  spGlobal,
-		setSPCall: append([]byte{0x10}, appendU32(nil, setSPFunc)...),
+		fuelGlobal: fuelGlobal,
+		refuelFunc: refuelFunc,
+		spGlobal:   spGlobal,
+		lowGlobal:  lowGlobal,
+		stackFunc:  stackFunc,
 	}
 	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+2)
 	r := &reader{b: codeRest}
@@ -158,7 +181,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		if err != nil {
 			return nil, stats, err
 		}
-		newBody, err := rw.body(body)
+		newBody, err := rw.body(body, paramCounts[stats.functions])
 		if err != nil {
 			return nil, stats, fmt.Errorf("function %d: %w", stats.functions+importedFuncs, err)
 		}
@@ -171,7 +194,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	stats.loops, stats.stackWrites = rw.loops, rw.stackWrites
 
-	for _, body := range [][]byte{refuelBody(uint32(proxyIndex)), setSPBody(uint32(proxyIndex), spGlobal, lowGlobal)} {
+	for _, body := range [][]byte{hookBody(uint32(proxyIndex), hookFuel), hookBody(uint32(proxyIndex), hookStack)} {
 		code = appendU32(code, uint32(len(body)))
 		code = append(code, body...)
 	}
@@ -205,19 +228,30 @@ func typeIndex(types *[]funcType, want funcType) uint32 {
 	return uint32(len(*types) - 1)
 }
 
-// fuelCheck is the sequence placed at every function entry and loop header:
-// fuel -= 1; if fuel < 0 { refuel() }.
-func fuelCheck(fuelGlobal, refuelFunc uint32) []byte {
-	g := appendU32(nil, fuelGlobal)
-	var b []byte
-	b = append(append(b, 0x23), g...) // global.get fuel
-	b = append(b, 0x42, 0x01, 0x7d)   // i64.const 1; i64.sub
-	b = append(append(b, 0x24), g...) // global.set fuel
-	b = append(append(b, 0x23), g...) // global.get fuel
-	b = append(b, 0x42, 0x00, 0x53)   // i64.const 0; i64.lt_s
-	b = append(b, 0x04, 0x40, 0x10)   // if (no result); call
-	b = appendU32(b, refuelFunc)
+// fuelCheck is the sequence placed at every function entry and loop header, with tmp an i64 scratch local:
+// tmp = fuel - 1; fuel = tmp; if tmp < 0 { refuel() }.
+func (rw *rewriter) fuelCheck(b []byte, tmp uint32) []byte {
+	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	b = append(b, 0x42, 0x7f, 0x7c)               // i64.const -1; i64.add
+	b = appendU32(append(b, 0x22), tmp)           // local.tee tmp
+	b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
+	b = appendU32(append(b, 0x20), tmp)           // local.get tmp
+	b = append(b, 0x42, 0x00, 0x53)               // i64.const 0; i64.lt_s
+	b = append(b, 0x04, 0x40, 0x10)               // if (no result); call
+	b = appendU32(b, rw.refuelFunc)
 	return append(b, 0x0b) // end
+}
+
+// stackCheck replaces a global.set of the stack pointer, with tmp an i32 scratch local:
+// tmp = new; if tmp < low { stackOverflow() }; sp = tmp.
+func (rw *rewriter) stackCheck(b []byte, tmp uint32) []byte {
+	b = appendU32(append(b, 0x22), tmp)          // local.tee tmp
+	b = appendU32(append(b, 0x23), rw.lowGlobal) // global.get low
+	b = append(b, 0x49, 0x04, 0x40, 0x10)        // i32.lt_u; if; call
+	b = appendU32(b, rw.stackFunc)
+	b = append(b, 0x0b)                            // end
+	b = appendU32(append(b, 0x20), tmp)            // local.get tmp
+	return appendU32(append(b, 0x24), rw.spGlobal) // global.set sp
 }
 
 // hookCall calls env.jsFunctionProxy(0, 0, argc, 0) and drops its result.
@@ -229,51 +263,55 @@ func hookCall(b []byte, proxyFunc uint32, argc int64) []byte {
 	return append(b, 0x1a) // drop
 }
 
-func refuelBody(proxyFunc uint32) []byte {
+// hookBody is an appended function that reports to the host with a sentinel argc. The stack hook never
+// returns normally (the host aborts the run); unreachable makes sure of it.
+func hookBody(proxyFunc uint32, argc int64) []byte {
 	b := []byte{0x00} // no locals
-	b = hookCall(b, proxyFunc, hookFuel)
-	return append(b, 0x0b)
-}
-
-// setSPBody is the guard every stack-pointer write goes through:
-// if new < low { stackHook(); unreachable }; sp = new.
-func setSPBody(proxyFunc, spGlobal, lowGlobal uint32) []byte {
-	b := []byte{0x00, 0x20, 0x00, 0x23} // no locals; local.get 0; global.get low
-	b = appendU32(b, lowGlobal)
-	b = append(b, 0x49, 0x04, 0x40) // i32.lt_u; if
-	b = hookCall(b, proxyFunc, hookStack)
-	b = append(b, 0x00, 0x0b, 0x20, 0x00, 0x24) // unreachable; end; local.get 0; global.set sp
-	b = appendU32(b, spGlobal)
+	b = hookCall(b, proxyFunc, argc)
+	if argc == hookStack {
+		b = append(b, 0x00)
+	}
 	return append(b, 0x0b)
 }
 
 type rewriter struct {
-	fuelCheck   []byte
-	spGlobal    uint32
-	setSPCall   []byte
-	loops       int
-	stackWrites int
+	fuelGlobal, refuelFunc         uint32
+	spGlobal, lowGlobal, stackFunc uint32
+	loops                          int
+	stackWrites                    int
 }
 
-// body rewrites one function body: locals are copied, a fuel check goes first, then every instruction is
-// decoded so that loop headers and stack-pointer writes are found exactly.
-func (rw *rewriter) body(body []byte) ([]byte, error) {
+// maxLocals is the most locals a function may declare (wazero's and the engines' common limit).
+const maxLocals = 50000
+
+// body rewrites one function body: the locals are copied and two scratch locals appended, a fuel check goes
+// first, then every instruction is decoded so that loop headers and stack-pointer writes are found exactly.
+func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
 	r := &reader{b: body}
 	groups, err := r.u32()
 	if err != nil {
 		return nil, err
 	}
+	declStart := r.pos
+	locals := uint64(params)
 	for range groups {
-		if _, err := r.u32(); err != nil {
+		n, err := r.u32()
+		if err != nil {
 			return nil, err
 		}
 		if _, err := r.byte(); err != nil {
 			return nil, err
 		}
+		if locals += uint64(n); locals+2 > maxLocals {
+			return nil, fmt.Errorf("%w: more than %d locals", errMalformed, maxLocals)
+		}
 	}
-	out := make([]byte, 0, len(body)+len(rw.fuelCheck)*4)
-	out = append(out, body[:r.pos]...)
-	out = append(out, rw.fuelCheck...)
+	fuelTmp, stackTmp := uint32(locals), uint32(locals)+1
+	out := make([]byte, 0, len(body)+len(body)/4+32)
+	out = appendU32(out, groups+2)
+	out = append(out, body[declStart:r.pos]...)
+	out = append(out, 1, valI64, 1, valI32)
+	out = rw.fuelCheck(out, fuelTmp)
 	copied := r.pos
 
 	depth := 1 // the function body is an implicit block
@@ -295,7 +333,7 @@ func (rw *rewriter) body(body []byte) ([]byte, error) {
 			}
 			depth++
 			out = append(out, body[copied:r.pos]...)
-			out = append(out, rw.fuelCheck...)
+			out = rw.fuelCheck(out, fuelTmp)
 			copied = r.pos
 			rw.loops++
 		case op == 0x0b: // end
@@ -307,7 +345,7 @@ func (rw *rewriter) body(body []byte) ([]byte, error) {
 			}
 			if idx == rw.spGlobal {
 				out = append(out, body[copied:start]...)
-				out = append(out, rw.setSPCall...)
+				out = rw.stackCheck(out, stackTmp)
 				copied = r.pos
 				rw.stackWrites++
 			}
