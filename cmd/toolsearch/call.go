@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,27 +31,16 @@ flags:
 `
 
 func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var f catalogFlags
-	f.register(fs)
-	argsFlag := fs.String("args", "{}", "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			io.WriteString(stdout, callUsage)
-			return exitOK
-		}
-		return toolUsageError(stderr, "call", err.Error())
+	var argsFlag string
+	f, tool, code, done := parseToolCommand("call", callUsage, args, stdout, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&argsFlag, "args", "{}", "")
+	})
+	if done {
+		return code
 	}
-	if err := f.source.check(); err != nil {
-		return toolFailure(stderr, "call", err)
-	}
-	if len(pos) != 1 {
-		return toolUsageError(stderr, "call", "takes exactly one tool ID or NAME")
-	}
-	input := []byte(*argsFlag)
-	if *argsFlag == "-" {
+	input := []byte(argsFlag)
+	if argsFlag == "-" {
+		var err error
 		if input, err = io.ReadAll(io.LimitReader(stdin, 16<<20)); err != nil {
 			return toolFailure(stderr, "call", err)
 		}
@@ -78,7 +66,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	defer release()
 	defer rt.Close(ctx)
 	defer run.Close()
-	request, err := json.Marshal(map[string]any{"id": pos[0], "args": json.RawMessage(input)})
+	request, err := json.Marshal(map[string]any{"id": tool, "args": json.RawMessage(input)})
 	if err != nil {
 		return toolFailure(stderr, "call", err)
 	}

@@ -161,24 +161,37 @@ func unescapeHTML(js []byte) []byte {
 	return out
 }
 
-func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("describe", flag.ContinueOnError)
+// parseToolCommand parses the command line of describe and call: the shared flags, those extra registers, and
+// exactly one tool ID or NAME. done is true when the command is over already (help printed, or a usage error
+// reported), with code its exit status.
+func parseToolCommand(name, usage string, args []string, stdout, stderr io.Writer, extra func(*flag.FlagSet)) (f catalogFlags, tool string, code int, done bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f catalogFlags
 	f.register(fs)
+	if extra != nil {
+		extra(fs)
+	}
 	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			io.WriteString(stdout, describeUsage)
-			return exitOK
-		}
-		return toolUsageError(stderr, "describe", err.Error())
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		io.WriteString(stdout, usage)
+		return f, "", exitOK, true
+	case err != nil:
+		return f, "", toolUsageError(stderr, name, err.Error()), true
 	}
 	if err := f.source.check(); err != nil {
-		return toolFailure(stderr, "describe", err)
+		return f, "", toolFailure(stderr, name, err), true
 	}
 	if len(pos) != 1 {
-		return toolUsageError(stderr, "describe", "takes exactly one tool ID or NAME")
+		return f, "", toolUsageError(stderr, name, "takes exactly one tool ID or NAME"), true
+	}
+	return f, pos[0], 0, false
+}
+
+func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f, tool, code, done := parseToolCommand("describe", describeUsage, args, stdout, stderr, nil)
+	if done {
+		return code
 	}
 
 	rt, run, release, err := openCatalogRun(ctx, f, stderr, nil)
@@ -188,7 +201,7 @@ func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	defer release()
 	defer rt.Close(ctx)
 	defer run.Close()
-	id, _ := json.Marshal(map[string]string{"id": pos[0]})
+	id, _ := json.Marshal(map[string]string{"id": tool})
 	res, err := run.Execute(ctx, runtime.ToolCall{ID: "cli-describe", Name: runtime.ToolDescribeName, Arguments: id})
 	if err != nil {
 		return toolFailure(stderr, "describe", err)
