@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 
@@ -52,36 +51,18 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return toolUsageError(stderr, "call", "--args is not valid JSON")
 	}
 
-	rt, run, release, err := openCatalogRun(ctx, f, stderr, func(tools []catalog.Tool) {
+	request, err := json.Marshal(map[string]any{"id": tool, "args": json.RawMessage(input)})
+	if err != nil {
+		return toolFailure(stderr, "call", err)
+	}
+	return executeTool(ctx, f, func(tools []catalog.Tool) {
 		for i := range tools {
 			// Tools of MCP servers really run; entries of a catalog file have no implementation.
 			if tools[i].Handler == nil {
 				tools[i].Handler, tools[i].OutputSchema = dryRun(tools[i].ID()), nil
 			}
 		}
-	})
-	if err != nil {
-		return toolFailure(stderr, "call", err)
-	}
-	defer release()
-	defer rt.Close(ctx)
-	defer run.Close()
-	request, err := json.Marshal(map[string]any{"id": tool, "args": json.RawMessage(input)})
-	if err != nil {
-		return toolFailure(stderr, "call", err)
-	}
-	res, err := run.Execute(ctx, runtime.ToolCall{ID: "cli-call", Name: runtime.ToolCallName, Arguments: request})
-	if err != nil {
-		return toolFailure(stderr, "call", err)
-	}
-	if res.IsError {
-		fmt.Fprintf(stderr, "toolsearch call: %s\n", res.Content)
-		return exitFailure
-	}
-	if err := writeToolJSON(stdout, res.Details, f.json); err != nil {
-		return toolFailure(stderr, "call", err)
-	}
-	return exitOK
+	}, "call", runtime.ToolCallName, request, stdout, stderr)
 }
 
 // dryRun stands in for a tool that has no implementation here: it reports the arguments the pipeline let

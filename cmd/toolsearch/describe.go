@@ -194,24 +194,30 @@ func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		return code
 	}
 
-	rt, run, release, err := openCatalogRun(ctx, f, stderr, nil)
+	id, _ := json.Marshal(map[string]string{"id": tool})
+	return executeTool(ctx, f, nil, "describe", runtime.ToolDescribeName, id, stdout, stderr)
+}
+
+// executeTool runs one control-tool call (tool_describe or tool_call) against the tools of f, through the
+// runtime like the model's own call, and prints the result's details, or its error on stderr.
+func executeTool(ctx context.Context, f catalogFlags, prepare func([]catalog.Tool), cmd, control string, args json.RawMessage, stdout, stderr io.Writer) int {
+	rt, run, release, err := openCatalogRun(ctx, f, stderr, prepare)
 	if err != nil {
-		return toolFailure(stderr, "describe", err)
+		return toolFailure(stderr, cmd, err)
 	}
 	defer release()
 	defer rt.Close(ctx)
 	defer run.Close()
-	id, _ := json.Marshal(map[string]string{"id": tool})
-	res, err := run.Execute(ctx, runtime.ToolCall{ID: "cli-describe", Name: runtime.ToolDescribeName, Arguments: id})
+	res, err := run.Execute(ctx, runtime.ToolCall{ID: "cli-" + cmd, Name: control, Arguments: args})
 	if err != nil {
-		return toolFailure(stderr, "describe", err)
+		return toolFailure(stderr, cmd, err)
 	}
 	if res.IsError {
-		fmt.Fprintf(stderr, "toolsearch describe: %s\n", res.Content)
+		fmt.Fprintf(stderr, "toolsearch %s: %s\n", cmd, res.Content)
 		return exitFailure
 	}
 	if err := writeToolJSON(stdout, res.Details, f.json); err != nil {
-		return toolFailure(stderr, "describe", err)
+		return toolFailure(stderr, cmd, err)
 	}
 	return exitOK
 }
