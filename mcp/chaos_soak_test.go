@@ -887,18 +887,27 @@ func (s *chaosSoak) crashDriver() {
 		}
 		s.ledger.record("crash", srvCrasher, "crash", took, kind, fmt.Sprint(err), problem)
 		s.crashes.Add(1)
-		back := waitFor(s.src, s.stop, func() bool {
-			st := statusOf(s.src, srvCrasher)
-			return st.State == StateReady && st.Attempts > before.Attempts
-		})
-		if s.stopped() {
+		if !s.awaitReconnect(srvCrasher, before, "after a crash") {
 			return
-		}
-		if !back {
-			s.ledger.violation("crasher: not back %s after a crash: %+v", chaosLiveness, statusOf(s.src, srvCrasher))
 		}
 		storeMax(&s.maxCrashRecovery, time.Since(began))
 	}
+}
+
+// awaitReconnect waits for server to be ready on a later attempt than before, and records a violation when it
+// is not back within chaosLiveness. It returns false when the soak is stopping.
+func (s *chaosSoak) awaitReconnect(server string, before Status, after string) bool {
+	back := waitFor(s.src, s.stop, func() bool {
+		st := statusOf(s.src, server)
+		return st.State == StateReady && st.Attempts > before.Attempts
+	})
+	if s.stopped() {
+		return false
+	}
+	if !back {
+		s.ledger.violation("%s: not back %s %s: %+v", server, chaosLiveness, after, statusOf(s.src, server))
+	}
+	return true
 }
 
 // freezes the hanger every few seconds until the Source has given up on it; thawed, it must be reconnected.
@@ -926,15 +935,8 @@ func (s *chaosSoak) freezeDriver() {
 		if !down {
 			s.ledger.violation("hanger: frozen for %s while being called, and still not marked unavailable", chaosLiveness)
 		}
-		back := waitFor(s.src, s.stop, func() bool {
-			st := statusOf(s.src, srvHanger)
-			return st.State == StateReady && st.Attempts > before.Attempts
-		})
-		if s.stopped() {
+		if !s.awaitReconnect(srvHanger, before, "after thawing") {
 			return
-		}
-		if !back {
-			s.ledger.violation("hanger: not back %s after thawing: %+v", chaosLiveness, statusOf(s.src, srvHanger))
 		}
 		storeMax(&s.maxFreezeRecovery, time.Since(began))
 	}
