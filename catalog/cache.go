@@ -1,8 +1,9 @@
 package catalog
 
 import (
-	"container/list"
 	"sync"
+
+	"github.com/toolsearch/toolsearch/internal/lru"
 )
 
 // DefaultMaxScopes is the default bound of a Cache.
@@ -20,13 +21,10 @@ type CacheOptions struct {
 // cache: the embedder owns one. A Cache is safe for concurrent use.
 type Cache struct {
 	mu     sync.Mutex
-	max    int
-	lru    *list.List // of *scopeEntry, most recent first
-	scopes map[string]*list.Element
+	scopes *lru.Index[string, *scopeEntry]
 }
 
 type scopeEntry struct {
-	scope string
 	cat   *Catalog
 	stats *counters
 }
@@ -37,7 +35,7 @@ func NewCache(opts *CacheOptions) *Cache {
 	if opts != nil && opts.MaxScopes > 0 {
 		n = opts.MaxScopes
 	}
-	return &Cache{max: n, lru: list.New(), scopes: make(map[string]*list.Element)}
+	return &Cache{scopes: lru.New[string, *scopeEntry](n)}
 }
 
 // Get returns the catalog of scope for tools and opts. When the scope's last catalog was built from the same
@@ -52,9 +50,7 @@ func (c *Cache) Get(scope string, tools []Tool, opts *Options) (cat *Catalog, re
 
 	c.mu.Lock()
 	stats := &counters{}
-	if el, ok := c.scopes[scope]; ok {
-		e := el.Value.(*scopeEntry)
-		c.lru.MoveToFront(el)
+	if e, ok := c.scopes.Get(scope); ok {
 		if e.cat.fingerprint == fp {
 			c.mu.Unlock()
 			return e.cat, true, nil
@@ -71,21 +67,14 @@ func (c *Cache) Get(scope string, tools []Tool, opts *Options) (cat *Catalog, re
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.scopes[scope]; ok {
-		e := el.Value.(*scopeEntry)
+	if e, ok := c.scopes.Get(scope); ok {
 		if e.cat.fingerprint == fp {
 			return e.cat, true, nil // a concurrent Get of the same scope won the race
 		}
 		e.cat = built
-		c.lru.MoveToFront(el)
 		return built, false, nil
 	}
-	c.scopes[scope] = c.lru.PushFront(&scopeEntry{scope: scope, cat: built, stats: stats})
-	for c.lru.Len() > c.max {
-		old := c.lru.Back()
-		delete(c.scopes, old.Value.(*scopeEntry).scope)
-		c.lru.Remove(old)
-	}
+	c.scopes.Put(scope, &scopeEntry{cat: built, stats: stats})
 	return built, false, nil
 }
 
@@ -93,15 +82,12 @@ func (c *Cache) Get(scope string, tools []Tool, opts *Options) (cat *Catalog, re
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Len()
+	return c.scopes.Len()
 }
 
 // Forget drops a scope (a run that ended); its next Get starts with fresh counters.
 func (c *Cache) Forget(scope string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.scopes[scope]; ok {
-		delete(c.scopes, scope)
-		c.lru.Remove(el)
-	}
+	c.scopes.Remove(scope)
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"bytes"
-	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolsearch/toolsearch/internal/lru"
 )
 
 // Bounds of schema handling. Tool schemas come from MCP servers and clients too, so their size and the number
@@ -42,13 +43,10 @@ func (refuseLoader) Load(url string) (any, error) {
 // concurrent use.
 type schemaCache struct {
 	mu      sync.Mutex
-	max     int
-	lru     *list.List // of *schemaEntry, most recent first
-	entries map[string]*list.Element
+	entries *lru.Index[string, *schemaEntry]
 }
 
 type schemaEntry struct {
-	key    string
 	once   sync.Once
 	schema *jsonschema.Schema
 	err    error
@@ -58,7 +56,7 @@ func newSchemaCache(maxEntries int) *schemaCache {
 	if maxEntries <= 0 {
 		maxEntries = defaultSchemaEntries
 	}
-	return &schemaCache{max: maxEntries, lru: list.New(), entries: make(map[string]*list.Element)}
+	return &schemaCache{entries: lru.New[string, *schemaEntry](maxEntries)}
 }
 
 // get returns the compiled schema for raw; an error means raw is not a usable JSON Schema.
@@ -67,18 +65,10 @@ func (c *schemaCache) get(kind, toolID string, raw json.RawMessage) (*jsonschema
 	key := kind + "\x00" + toolID + "\x00" + hex.EncodeToString(sum[:])
 
 	c.mu.Lock()
-	var e *schemaEntry
-	if el, ok := c.entries[key]; ok {
-		c.lru.MoveToFront(el)
-		e = el.Value.(*schemaEntry)
-	} else {
-		e = &schemaEntry{key: key}
-		c.entries[key] = c.lru.PushFront(e)
-		for c.lru.Len() > c.max {
-			old := c.lru.Back()
-			delete(c.entries, old.Value.(*schemaEntry).key)
-			c.lru.Remove(old)
-		}
+	e, ok := c.entries.Get(key)
+	if !ok {
+		e = &schemaEntry{}
+		c.entries.Put(key, e)
 	}
 	c.mu.Unlock()
 
@@ -90,7 +80,7 @@ func (c *schemaCache) get(kind, toolID string, raw json.RawMessage) (*jsonschema
 func (c *schemaCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Len()
+	return c.entries.Len()
 }
 
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
