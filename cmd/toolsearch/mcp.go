@@ -182,7 +182,7 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, http
 		return exitFailure
 	}
 	defer closeWithin(stderr, "mcp servers", src.Close)
-	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Logger: logger})
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: cachedSandbox(cfg)})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure

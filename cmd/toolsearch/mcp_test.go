@@ -307,3 +307,15 @@ func TestSelfReferenceIsSkipped(t *testing.T) {
 	}}
 	assert.Equal(t, []string{"toolsearch"}, selfReferences(cfg))
 }
+
+// mcp serve keeps compiled sandbox code on disk like run does: without it every start recompiles (~0.6 s).
+func TestMCPServeUsesCompilationCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	code, _, stderr := runCLI(t, "", "mcp", "serve", "--config", writeFile(t, "c.json", `{}`))
+	require.Equal(t, exitOK, code, stderr)
+	require.NotContains(t, stderr, "code mode is unavailable")
+	entries, err := os.ReadDir(filepath.Join(cache, "toolsearch", "wazero"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, entries, "compiled code is cached")
+}

@@ -140,7 +140,7 @@ type runUsageStats struct {
 // runScript runs code through the runtime's code mode, so `toolsearch run` exercises exactly the path a model's
 // tool_search_code call takes.
 func runScript(ctx context.Context, cfg runtime.Config, tools []catalog.Tool, code string) (out *runOutput, failed bool, err error) {
-	sb, err := hostfns.New(ctx, &hostfns.Options{Engine: wasm.Options{CompilationCacheDir: compilationCacheDir()}})
+	sb, err := cachedSandbox(cfg)(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -171,6 +171,17 @@ func runScript(ctx context.Context, cfg runtime.Config, tools []catalog.Tool, co
 	usage := run.Telemetry().Sandbox
 	out.Usage = runUsageStats{Fuel: usage.Fuel, WallMs: usage.Wall.Milliseconds(), MemoryBytes: usage.PeakMemoryBytes}
 	return out, !out.OK, nil
+}
+
+// cachedSandbox creates the code sandbox of cfg with the on-disk compilation cache, so that every command that
+// runs code (run, mcp serve) starts from compiled code after its first start.
+func cachedSandbox(cfg runtime.Config) func(context.Context) (*hostfns.Sandbox, error) {
+	return func(ctx context.Context) (*hostfns.Sandbox, error) {
+		return hostfns.New(ctx, &hostfns.Options{Engine: wasm.Options{
+			MaxMemoryBytes:      max(cfg.CodeMemoryBytes, wasm.DefaultMaxMemoryBytes),
+			CompilationCacheDir: compilationCacheDir(),
+		}})
+	}
 }
 
 // compilationCacheDir keeps compiled sandbox code between CLI invocations (~1.5 s cold, ~0.25 s cached). An
