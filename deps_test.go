@@ -22,8 +22,8 @@ type listedPackage struct {
 	Deps       []string
 }
 
-// dependencyRule is one line of the DESIGN.md package table, enforced. reason is printed when it breaks, so the
-// person who broke it learns why the rule exists rather than only that it does.
+// dependencyRule is one line of the package table in docs/architecture.md, enforced. reason is printed when it
+// breaks, so the person who broke it learns why the rule exists rather than only that it does.
 type dependencyRule struct {
 	pkg       string   // import path relative to the module; "" matches every package of ours
 	forbidden []string // path prefixes; "./x" is a package of ours
@@ -85,7 +85,7 @@ func TestDependencyDirection(t *testing.T) {
 					}
 				}
 				if !allowed {
-					t.Errorf("%s imports %s directly; only %v may (see DESIGN.md)", p.ImportPath, imp, owners)
+					t.Errorf("%s imports %s directly; only %v may (see docs/architecture.md)", p.ImportPath, imp, owners)
 				}
 			}
 		}

@@ -12,9 +12,9 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// Payload: what a turn sends to the provider in each mode, measured by the gateway on the wire (the SPEC §8
-// scenario: a fake plugin of N tools, a mock provider, one turn that must call fake_plugin_tool_17). The time per
-// op is a whole turn; the byte metrics are the point.
+// Payload: what a turn sends to the provider in each mode, measured by the gateway on the wire (the end-to-end
+// scenario of package scenario: a fake plugin of N tools, a mock provider, one turn that must call
+// fake_plugin_tool_17). The time per op is a whole turn; the byte metrics are the point.
 
 var payloadSizes = []int{36, 500, 5000}
 

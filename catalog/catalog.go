@@ -11,7 +11,8 @@ import (
 	"github.com/toolsearch/toolsearch/signatures"
 )
 
-// Defaults of Options (SPEC §3).
+// Defaults of Options: a search returns 8 hits unless it asks for more, and never more than 20 (the
+// runtime's maxSearchLimit may raise that cap to 50).
 const (
 	DefaultSearchLimit = 8
 	DefaultMaxSearch   = 20
@@ -25,7 +26,8 @@ type Options struct {
 	SearchDefaultLimit int
 	// MaxSearchLimit caps every search (0 → 20). Larger limits are clamped, not refused.
 	MaxSearchLimit int
-	// Signatures bounds the input and output hints of descriptors; nil means the SPEC bounds.
+	// Signatures bounds the input and output hints of descriptors; nil means the signatures package's
+	// defaults (depth 4, 16 properties, 300 characters).
 	Signatures *signatures.Options
 }
 
@@ -312,7 +314,7 @@ func (c *Catalog) Describe(idOrName string) (*Description, error) {
 	}, nil
 }
 
-// Descriptor returns the compact descriptor of t (SPEC §2). Hints of cataloged tools are rendered once.
+// Descriptor returns the compact descriptor of t. Hints of cataloged tools are rendered once.
 func (c *Catalog) Descriptor(t *Tool) Descriptor {
 	if e, ok := c.byID[t.ID()]; ok && &e.tool == t {
 		return c.descriptor(e)
@@ -350,7 +352,8 @@ func render(t *Tool, opts *signatures.Options) Descriptor {
 	return d
 }
 
-// Search ranks the catalog for query (SPEC §3) and counts one search. limit 0 means the default limit, a limit
+// Search ranks the catalog for query (BM25 over names, labels, descriptions and parameters, with an exact name
+// or id first) and counts one search. limit 0 means the default limit, a limit
 // above the maximum is clamped, a negative one is ErrInvalidLimit. An empty query, or one none of whose words
 // match, returns no hits.
 func (c *Catalog) Search(ctx context.Context, query string, limit int) ([]Hit, error) {

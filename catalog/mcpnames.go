@@ -2,7 +2,7 @@ package catalog
 
 import "strconv"
 
-// Bounds of MCP safe names (SPEC §1). Providers accept function names of [A-Za-z0-9_-]{1,64}; a model that calls
+// Bounds of MCP safe names. Providers accept function names of [A-Za-z0-9_-]{1,64}; a model that calls
 // an MCP tool directly sees "<server>__<tool>", so that whole name must fit, and a long server name must not eat
 // the tool's part.
 const (

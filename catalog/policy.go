@@ -13,8 +13,9 @@ type Rule struct {
 	Deny  []string `json:"deny,omitempty"`
 }
 
-// Policy is the layered allow/deny filter of SPEC §1, applied agent → profile → sandbox → session. A tool must
-// pass every layer: deny wins at every layer, and a later layer can narrow but never widen an earlier one.
+// Policy is the layered allow/deny filter (by tool name, id, source or group), applied agent → profile →
+// sandbox → session. A tool must pass every layer: deny wins at every layer, and a later layer can narrow but
+// never widen an earlier one.
 // A Policy is read-only once in use and safe for concurrent use.
 type Policy struct {
 	Agent, Profile, Sandbox, Session Rule

@@ -50,7 +50,7 @@ func TestPolicyAllows(t *testing.T) {
 	}
 }
 
-// TestDeniedToolIsInvisible is the fail-closed rule of SPEC §7: a denied tool is not in the catalog at all, so
+// TestDeniedToolIsInvisible is the fail-closed rule: a denied tool is not in the catalog at all, so
 // neither search nor lookup (and so neither describe nor call) can reach it, and nothing hints that it exists.
 func TestDeniedToolIsInvisible(t *testing.T) {
 	c := mustNew(t, sampleTools(), &Options{Policy: &Policy{Session: Rule{Deny: []string{"browser_take_screenshot"}}}})

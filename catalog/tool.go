@@ -6,10 +6,11 @@ import (
 )
 
 // Source says where a tool comes from. Only SourceOpenClaw tools are trusted: their schemas are rendered into
-// search hints, while MCP and client schemas are never traversed for hints (SPEC §2).
+// search hints, while MCP and client schemas are never traversed for hints: a schema we did not write can be
+// huge, cyclic or written to steer the model, and a hit must stay small and predictable.
 type Source string
 
-// The sources of SPEC §1.
+// The sources a catalog knows. A tool's id is "<source>:<sourceName>:<name>".
 const (
 	SourceOpenClaw Source = "openclaw" // core and plugin tools
 	SourceMCP      Source = "mcp"      // tools of MCP servers
@@ -77,8 +78,9 @@ type Result struct {
 	IsError bool            `json:"isError,omitempty"`
 }
 
-// Descriptor is a search hit as the model sees it (SPEC §2). Input is a bounded TypeScript-like signature for
-// trusted tools and "unknown" otherwise; Output is set only for trusted tools with a complete output hint.
+// Descriptor is a search hit as the model sees it, small enough that eight of them stay a few KB. Input is a bounded
+// TypeScript-like signature for trusted tools and "unknown" otherwise; Output is set only for trusted tools with a
+// complete output hint.
 type Descriptor struct {
 	ID          string `json:"id"`
 	Source      Source `json:"source"`

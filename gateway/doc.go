@@ -24,7 +24,7 @@
 // the gateway adds a RecordMessage record for the user message and for each assistant answer, and a request
 // record per provider call.
 //
-// Package mockprovider is a scripted Chat Completions server for tests; package scenario runs SPEC §8's
+// Package mockprovider is a scripted Chat Completions server for tests; package scenario runs the
 // end-to-end scenario with both, for tests and `toolsearch demo`.
 //
 // # Concurrency

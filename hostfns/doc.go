@@ -23,7 +23,7 @@
 //	RunOptions.Fuel            2,000,000,000   *wasm.LimitError{Kind: fuel}   (~10 s of pure JS on one core)
 //	RunOptions.MemoryBytes     64 MiB          *wasm.LimitError{Kind: memory} (linear memory, incl. ArrayBuffers)
 //	wasm.Options.HeapLimitBytes 48 MiB         *wasm.LimitError{Kind: memory} (QuickJS's own allocator limit)
-//	wasm.Options.StackBytes    1 MiB           *wasm.LimitError{Kind: stack}  (~3,000 JS frames, JSON nested 40,000 deep)
+//	wasm.Options.StackBytes    1 MiB           *wasm.LimitError{Kind: stack}  (~3,600 JS frames, JSON.parse nested 65,000 deep)
 //	RunOptions.MaxOutputBytes  64 KiB          *wasm.LimitError{Kind: output} (console output)
 //	RunOptions.MaxResultBytes  1 MiB           *wasm.LimitError{Kind: result} (JSON of the returned value)
 //	RunOptions.MaxSourceBytes  256 KiB         *wasm.LimitError{Kind: source}

@@ -188,8 +188,8 @@ func newSource(ctx context.Context, cfg *Config, opts *Options, dial dialFunc) (
 	return s, nil
 }
 
-// uniqueSourceNames makes the server names safe (SPEC §1) and unique: two configured names that differ only in
-// characters made safe ("my server", "my_server") would otherwise share tool ids.
+// uniqueSourceNames makes the server names safe ([A-Za-z0-9_-], at most 30 characters) and unique: two configured
+// names that differ only in characters made safe ("my server", "my_server") would otherwise share tool ids.
 func uniqueSourceNames(names []string) []string {
 	out := make([]string, len(names))
 	used := make(map[string]bool, len(names))

@@ -13,7 +13,7 @@ import (
 	"github.com/toolsearch/toolsearch/hostfns"
 )
 
-// codeResult is the JSON a tool_search_code call returns (SPEC §5, §6).
+// codeResult is the JSON a tool_search_code call returns: {ok, value, logs, telemetry} or {ok: false, error}.
 type codeResult struct {
 	OK        bool               `json:"ok"`
 	Value     json.RawMessage    `json:"value,omitempty"`

@@ -14,8 +14,8 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// scenarioCode is what the mock provider of SPEC §8 sends: search with limit 1, take the hit whose name matches,
-// call it with the marker.
+// scenarioCode is what the mock provider of the end-to-end scenario sends: search with limit 1, take the hit whose
+// name matches, call it with the marker.
 const scenarioCode = `
 const hits = await openclaw.tools.search("fake_plugin_tool_17", {limit: 1});
 const hit = hits.find(h => h.name === "fake_plugin_tool_17");

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Mode is what the model sees of a large catalog (SPEC §4).
+// Mode is what the model sees of a large catalog.
 type Mode string
 
 // The modes of tools.toolSearch.
@@ -27,7 +27,7 @@ const (
 	ModeOff Mode = "off"
 )
 
-// Defaults and bounds of Config (SPEC §4 and the sandbox limits of hostfns).
+// Defaults and bounds of Config. The search and timeout bounds are OpenClaw's; the sandbox limits are ours.
 const (
 	DefaultCodeTimeoutMs      = 10_000
 	MinCodeTimeoutMs          = 1_000

@@ -10,7 +10,7 @@ import (
 	"github.com/toolsearch/toolsearch/catalog"
 )
 
-// Bounds of directory mode (SPEC §4).
+// Bounds of directory mode: one line per trusted tool, the whole directory small enough for any system prompt.
 const (
 	MaxDirectoryBytes       = 18_000 // the whole directory text; bytes, so never more characters either
 	MaxDirectoryDescription = 180    // characters of each tool's description

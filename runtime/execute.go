@@ -245,8 +245,8 @@ type searchRequest struct {
 	limit   int // 0: the configured default
 }
 
-// parseSearchRequest reads {query, limit?} or {queries: [...], limit?}. limit must be a positive integer (SPEC
-// §3); larger than maxSearchLimit is capped later.
+// parseSearchRequest reads {query, limit?} or {queries: [...], limit?}. limit must be a positive integer;
+// larger than maxSearchLimit is capped later.
 func parseSearchRequest(args map[string]json.RawMessage) (searchRequest, error) {
 	var req searchRequest
 	if raw, ok := args["query"]; ok && !isNull(raw) {

@@ -16,7 +16,8 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// markerSchema is the schema of the fake plugin tools of SPEC §8: one required string.
+// markerSchema is the schema of the fake plugin tools of the end-to-end scenario (package scenario): one required
+// string.
 const markerSchema = `{"type":"object","properties":{"marker":{"type":"string","description":"Any marker text."}},` +
 	`"required":["marker"],"additionalProperties":false}`
 
@@ -39,7 +40,7 @@ func pluginTool(name, desc string) catalog.Tool {
 	}
 }
 
-// fakePlugin is the SPEC §8 catalog: n tools fake_plugin_tool_01..n with long descriptions.
+// fakePlugin is the end-to-end scenario's catalog: n tools fake_plugin_tool_01..n with long descriptions.
 func fakePlugin(n int) []catalog.Tool {
 	tools := make([]catalog.Tool, n)
 	for i := range tools {

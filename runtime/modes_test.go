@@ -105,7 +105,7 @@ func TestVisibleNameConflict(t *testing.T) {
 	assert.ErrorIs(t, err, runtime.ErrToolConflict)
 }
 
-// A run without a scope is an error, never some other run's catalog (SPEC §1).
+// A run without a scope is an error, never some other run's catalog.
 func TestMissingScope(t *testing.T) {
 	rt := newRuntime(t, runtime.ModeTools, nil)
 	_, err := rt.StartRun(context.Background(), runtime.RunRequest{Tools: mixedTools()})

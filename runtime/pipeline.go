@@ -107,7 +107,7 @@ func (o *outcome) isError() bool { return o.result == nil || o.result.IsError }
 // emptyObjectSchema is the schema of a tool that declares no parameters.
 const emptyObjectSchema = `{"type":"object","properties":{}}`
 
-// invoke is the one call pipeline (SPEC §3): policy → availability → approval → hooks → input validation →
+// invoke is the one call pipeline every mode uses: policy → availability → approval → hooks → input validation →
 // output contract compiled → the tool → output contract checked → (the caller logs and counts). A Go error is
 // returned only when ctx ended; everything else is an outcome.
 func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*outcome, error) {

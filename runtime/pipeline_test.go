@@ -355,7 +355,7 @@ func TestSchemaCache(t *testing.T) {
 	assert.Equal(t, n+1, rt.SchemaCacheLen())
 }
 
-// SPEC §7, one rule per row.
+// TestFailClosed: every way a call can be refused stays refused, one rule per row.
 func TestFailClosed(t *testing.T) {
 	t.Run("a denied tool is never returned by search and cannot be called", func(t *testing.T) {
 		policy := &catalog.Policy{Session: catalog.Rule{Deny: []string{"mcp:github:*"}}}

@@ -82,7 +82,7 @@ type Runtime struct {
 type policyRef struct{ p *catalog.Policy }
 
 // New builds a runtime. In code mode it makes sure the sandbox can run here — it creates one if Options has
-// none, then runs `return 1` in it — and when that fails it falls back to tools mode and logs why (SPEC §4), so
+// none, then runs `return 1` in it — and when that fails it falls back to tools mode and logs why, so
 // New does not fail because of the host. The error is reserved for invalid options and a ctx that ended.
 func New(ctx context.Context, opts *Options) (*Runtime, error) {
 	var o Options

@@ -228,7 +228,8 @@ func ReadSessionLog(path string) ([]Record, error) {
 	return out, sc.Err()
 }
 
-// SessionSummary answers the questions a session log exists for (SPEC §6).
+// SessionSummary answers the questions a session log exists for: how many schemas the model saw up front, how
+// many searches and describes it ran, which tools it finally called, and from which source each result came.
 type SessionSummary struct {
 	Runs int `json:"runs"`
 	// SchemasUpFront is, per run, how many tool schemas the model saw before its first call.

@@ -15,8 +15,8 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// The session log answers SPEC §6's questions: schemas up front, searches and describes, final tools and their
-// sources, and shows hidden calls right after their wrapper's result.
+// The session log answers the questions it exists for: schemas up front, searches and describes, final tools and
+// their sources, and shows hidden calls right after their wrapper's result.
 func TestSessionLogAnswers(t *testing.T) {
 	dir := t.TempDir()
 	logs, err := runtime.NewSessionLogDir(dir)

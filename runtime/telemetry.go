@@ -16,7 +16,7 @@ type SourceCounts struct {
 	Client   int `json:"client"`
 }
 
-// CodeTelemetry is the telemetry object of a tool_search_code result (SPEC §6): the run's catalog and the
+// CodeTelemetry is the telemetry object of a tool_search_code result: the run's catalog and the
 // searches, describes and calls it has made so far.
 type CodeTelemetry struct {
 	CatalogSize   int          `json:"catalogSize"`
@@ -59,7 +59,7 @@ type RequestStats struct {
 	ToolCount   int `json:"toolCount"`   // tool definitions declared
 }
 
-// Telemetry is a snapshot of a run (SPEC §6).
+// Telemetry is a snapshot of a run: what was sent, what the catalog held, what the model searched and called.
 type Telemetry struct {
 	Mode          Mode           `json:"mode"`
 	RequestedMode Mode           `json:"requestedMode"`

@@ -27,7 +27,7 @@ const (
 	RoleTool      = "tool"      // its result
 )
 
-// Project is the transcript projection of one executed call (SPEC §6): the call and its result, then each
+// Project is the transcript projection of one executed call: the call and its result, then each
 // hidden call made through it as its own call/result pair, in the order they were started. Execute writes these
 // entries to the session log; a gateway may also use them for its own transcript or UI. The model itself only
 // ever sees the wrapper's result.

@@ -30,7 +30,8 @@
 //   - Annotations and value constraints are not shown: description (the descriptor carries the tool's own),
 //     title, default, examples, format, pattern, minimum, minItems, not and the like. The hint's budget is for
 //     shape.
-//   - Only additionalProperties: false closes an object; unevaluatedProperties does not (SPEC §2).
+//   - Only additionalProperties: false closes an object; unevaluatedProperties does not (it depends on
+//     what other keywords evaluated, which a hint cannot show).
 //   - $ref is never followed, which is what keeps rendering finite on cyclic schemas; it renders as unknown.
 //     $ref, allOf, if/then/else, patternProperties, prefixItems, dependentSchemas (and the older dependencies),
 //     anyOf with oneOf, anyOf or oneOf beside a shape of its own, a non-boolean nullable, an open object and

@@ -12,7 +12,8 @@ import (
 // JSON at all: a hint cannot describe what it cannot read, and describe still shows the model the raw schema.
 const Unknown = "unknown"
 
-// The SPEC §2 bounds, used for every Options field that is zero or negative.
+// The default bounds, small enough that a hint fits on a line of a search hit, used for every Options field that is
+// zero or negative.
 const (
 	defaultMaxDepth         = 4
 	defaultMaxProperties    = 16
@@ -21,7 +22,7 @@ const (
 	defaultMaxChars         = 300
 )
 
-// Options bound the renderer. A nil *Options or zero fields mean the SPEC defaults:
+// Options bound the renderer. A nil *Options or zero fields mean the defaults:
 // MaxDepth 4, MaxProperties 16, MaxUnionVariants 4, MaxEnumValues 6, MaxChars 300.
 //
 // MaxDepth counts nested objects (the root one is 1); deeper ones show as `{ ... }`. Arrays and unions add no

@@ -17,7 +17,7 @@ import (
 func TestEmbeddedModuleIsPinned(t *testing.T) {
 	sum := sha256.Sum256(quickJSModule)
 	assert.Equal(t, QuickJSModuleSHA256, hex.EncodeToString(sum[:]),
-		"the QuickJS module changed: re-run the engine probe (ENGINE-NOTES.md) before moving the pin")
+		"the QuickJS module changed: check its imports, exports and opcodes against docs/sandbox.md and re-run every wasm test before moving the pin")
 	assert.Equal(t, 1_038_767, len(quickJSModule))
 }
 

@@ -30,7 +30,8 @@ flags:
   --batch FILE        run every query of a JSON Lines file
 `
 
-// cliMaxLimit lets evaluation runs ask for more hits than a model may (SPEC caps maxSearchLimit at 50).
+// cliMaxLimit lets evaluation runs ask for more hits than a model may (runtime.MaxMaxSearchLimit, the highest
+// maxSearchLimit a config may set).
 const cliMaxLimit = 50
 
 // searchLine is one line of --json and --batch output.

@@ -1,5 +1,5 @@
 // Package mockprovider is a scripted OpenAI-compatible Chat Completions server for tests and the demo. It
-// records every request as received and plays the end-to-end scenario of SPEC §8 against one target tool:
+// records every request as received and plays the end-to-end scenario of package scenario against one target tool:
 //
 //   - when tool_search_code is declared, it answers with a tool_search_code call whose script searches the target
 //     with {limit: 1}, takes the hit whose name matches, and calls it with {"marker": <marker>};

@@ -1,6 +1,6 @@
-// Package scenario is the end-to-end proof of SPEC §8, as reusable code: a fake plugin with a large catalog, the
-// scripted provider of package mockprovider, and the gateway run once per Tool Search mode and catalog size. The
-// scenario test and `toolsearch demo` both run it.
+// Package scenario is the end-to-end proof that Tool Search works and pays off, as reusable code: a fake plugin with
+// a large catalog, the scripted provider of package mockprovider, and the gateway run once per Tool Search mode and
+// catalog size. The scenario test and `toolsearch demo` both run it.
 //
 // Each run is one gateway turn in a fresh runtime session. Its Result holds the evidence read from three
 // independent places: the requests as the provider received them, the run's telemetry, and the session log

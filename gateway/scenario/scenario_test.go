@@ -26,9 +26,9 @@ var controlTools = map[runtime.Mode][]string{
 	runtime.ModeDirectory: {runtime.ToolSearchName, runtime.ToolDescribeName, runtime.ToolCallName},
 }
 
-// TestScenario is SPEC §8: the gateway against a recording provider, Tool Search off and in every mode, at 36
-// and 500 tools. Every assertion reads the requests as the provider received them, the telemetry or the session
-// log files — never the model's text.
+// TestScenario runs the end-to-end scenario: the gateway against a recording provider, Tool Search off and in every
+// mode, at 36 and 500 tools. Every assertion reads the requests as the provider received them, the telemetry or the
+// session log files — never the model's text.
 func TestScenario(t *testing.T) {
 	dir := t.TempDir()
 	results, err := scenario.Run(context.Background(), &scenario.Options{SessionLogDir: dir})
@@ -61,7 +61,7 @@ func TestScenario(t *testing.T) {
 	}
 }
 
-// assertDirect checks SPEC §8 (1) and (3): with Tool Search off the model sees every fake schema and calls the
+// assertDirect checks that with Tool Search off the model sees every fake schema and calls the
 // target itself.
 func assertDirect(t *testing.T, r scenario.Result) {
 	t.Helper()
@@ -93,7 +93,9 @@ func assertDirect(t *testing.T, r scenario.Result) {
 		"FAKE_PLUGIN_OK "+scenario.Target+` {"marker":"normal"}`)
 }
 
-// assertToolSearch checks SPEC §8 (2), (4), (5) and (6) for a Tool Search mode against the direct run.
+// assertToolSearch checks a Tool Search mode against the direct run: the same tool is called, the model sees
+// only the control tools and direct-only tools, the request is smaller, and the session log shows the searches,
+// describes and the bridged call.
 func assertToolSearch(t *testing.T, r, off scenario.Result) {
 	t.Helper()
 	want := append(slices.Clone(controlTools[r.Mode]), scenario.StatusTool)
