@@ -14,6 +14,8 @@ var (
 	ErrToolGone = errors.New("no longer offered by the server")
 	// ErrClosed is returned for calls after Source.Close.
 	ErrClosed = errors.New("mcp: source closed")
+	// ErrServerClosed is returned for tools/call requests that arrive while or after Server.Close runs.
+	ErrServerClosed = errors.New("mcp: server closed")
 )
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and

@@ -48,6 +48,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	current *liveRun
+	closing bool              // set by Close: no call is admitted to a run after it
 	exposed map[string]string // tool name → its definition as JSON, as registered with the SDK server
 
 	gen int // runs started; only NewServer and then follow touch it
@@ -219,7 +220,13 @@ func isObjectSchema(schema json.RawMessage) bool {
 // handle runs one tools/call through the current run.
 func (s *Server) handle(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		// Admission and Close's hand-over of the current run happen under one lock, so a call either counts in
+		// the run's WaitGroup before Close waits on it, or is refused: never an Add racing that Wait.
 		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			return nil, ErrServerClosed
+		}
 		lr := s.current
 		lr.calls.Add(1)
 		s.mu.Unlock()
@@ -262,13 +269,14 @@ func (s *Server) Handler() http.Handler {
 	return s.httpHandler
 }
 
-// Close stops following the upstream Source and closes the runs, after their calls finish. It closes neither
-// the runtime nor the Source: the caller owns them.
+// Close stops following the upstream Source and closes the runs, after their calls finish; calls arriving from
+// then on fail with ErrServerClosed. It closes neither the runtime nor the Source: the caller owns them.
 func (s *Server) Close() error {
 	s.closed.Do(func() {
 		close(s.done)
 		s.wg.Wait() // follow has stopped swapping runs, and retired runs are closed
 		s.mu.Lock()
+		s.closing = true
 		lr := s.current
 		s.mu.Unlock()
 		lr.calls.Wait()
