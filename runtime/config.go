@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +56,10 @@ const (
 //
 // A Config built in Go rather than by ParseConfig may leave fields zero: New resolves zero fields to their
 // defaults, an empty Mode to ModeCode, and clamps the rest the same way ParseConfig does.
+//
+// Every field is a key of tools.toolSearch (its json tag) and has an entry in ConfigKeys, which gives its type,
+// default, range and meaning; parsing, clamping, `toolsearch config set` and the README's key table all read
+// that entry, so a new key is a new field plus one entry (TestConfigKeysDescribeEveryField enforces it).
 type Config struct {
 	Enabled            bool   `json:"enabled"`
 	Mode               Mode   `json:"mode"`
@@ -65,6 +71,132 @@ type Config struct {
 	CodeMaxOutputBytes int    `json:"codeMaxOutputBytes"`
 	CodeMaxCalls       int    `json:"codeMaxCalls"`
 }
+
+// ConfigType is the kind of value a key of tools.toolSearch takes.
+type ConfigType string
+
+const (
+	ConfigBoolean ConfigType = "boolean" // true or false
+	ConfigEnum    ConfigType = "string"  // one of ConfigKey.Values
+	ConfigInteger ConfigType = "integer" // a positive integer, clamped to its range
+)
+
+// ConfigKey describes one key of tools.toolSearch.
+type ConfigKey struct {
+	Name string // the key, which is also the json tag of its Config field
+	Type ConfigType
+	// Values are the accepted strings of a ConfigEnum key, its default first.
+	Values []string
+	// Default, Min and Max are the default and the clamp range of a ConfigInteger key (a boolean's Default is
+	// 0 for false). A value outside the range is not refused: it is clamped, and CheckConfig warns about it.
+	Default, Min, Max uint64
+	// MaxKey, when set, names the key whose resolved value is the upper bound instead of Max.
+	MaxKey string
+	// Unit is what one unit of an integer is ("ms", "bytes"), for messages and documentation.
+	Unit string
+	// Doc says what the key does.
+	Doc string
+}
+
+// ConfigKeys describes every key of tools.toolSearch, in documentation order. It returns a new slice each time.
+func ConfigKeys() []ConfigKey {
+	return []ConfigKey{
+		{Name: "enabled", Type: ConfigBoolean, Doc: "Turns Tool Search on or off. When it is not set, setting " +
+			"any other key turns Tool Search on; `tools.toolSearch: true` is `{enabled: true}`."},
+		{Name: "mode", Type: ConfigEnum, Values: []string{string(ModeCode), string(ModeTools), string(ModeDirectory),
+			string(ModeOff)}, Doc: "What the model sees: `code` is one `tool_search_code` tool that runs JavaScript; " +
+			"`tools` is `tool_search`, `tool_describe` and `tool_call`; `directory` adds a list of trusted tools " +
+			"to the system prompt; `off` exposes every tool directly."},
+		{Name: "codeTimeoutMs", Type: ConfigInteger, Default: DefaultCodeTimeoutMs, Min: MinCodeTimeoutMs,
+			Max: MaxCodeTimeoutMs, Unit: "ms", Doc: "Wall-clock limit of one `tool_search_code` run, " +
+				"including the tool calls it waits for."},
+		{Name: "searchDefaultLimit", Type: ConfigInteger, Default: DefaultSearchDefaultLimit, Min: 1,
+			MaxKey: "maxSearchLimit", Unit: "hits", Doc: "Hits a search returns when it asks for no limit."},
+		{Name: "maxSearchLimit", Type: ConfigInteger, Default: DefaultMaxSearchLimit, Min: 1,
+			Max: MaxMaxSearchLimit, Unit: "hits", Doc: "The most hits one search returns; a larger limit is capped."},
+		{Name: "codeFuel", Type: ConfigInteger, Default: DefaultCodeFuel, Min: MinCodeFuel, Max: MaxCodeFuel,
+			Unit: "fuel units", Doc: "CPU budget of one run: one unit per function entry and loop iteration of " +
+				"the interpreter, the same count on every run of the same script."},
+		{Name: "codeMemoryBytes", Type: ConfigInteger, Default: DefaultCodeMemoryBytes, Min: MinCodeMemoryBytes,
+			Max: MaxCodeMemoryBytes, Unit: "bytes", Doc: "Memory of one run, ArrayBuffers included."},
+		{Name: "codeMaxOutputBytes", Type: ConfigInteger, Default: DefaultCodeMaxOutputBytes,
+			Min: MinCodeMaxOutputBytes, Max: MaxCodeMaxOutputBytes, Unit: "bytes",
+			Doc: "Console output one run may write; more fails the run."},
+		{Name: "codeMaxCalls", Type: ConfigInteger, Default: DefaultCodeMaxCalls, Min: 1, Max: MaxCodeMaxCalls,
+			Unit: "calls", Doc: "Searches, describes and calls one run may make."},
+	}
+}
+
+// ConfigKeyNames returns the names of ConfigKeys, in the same order.
+func ConfigKeyNames() []string {
+	keys := ConfigKeys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// LookupConfigKey returns the key called name.
+func LookupConfigKey(name string) (ConfigKey, bool) {
+	for _, k := range ConfigKeys() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return ConfigKey{}, false
+}
+
+// Expected says what a valid value looks like, with an example: the fix a message about a wrong value offers.
+func (k ConfigKey) Expected() string {
+	switch k.Type {
+	case ConfigBoolean:
+		return "true or false"
+	case ConfigEnum:
+		return "one of " + strings.Join(k.Values, ", ")
+	}
+	return fmt.Sprintf("a positive integer from %s to %s%s, for example %d", formatUint(k.Min), k.maxText(),
+		k.unitSuffix(), k.Default)
+}
+
+func (k ConfigKey) maxText() string {
+	if k.MaxKey != "" {
+		return k.MaxKey
+	}
+	return formatUint(k.Max)
+}
+
+func (k ConfigKey) unitSuffix() string {
+	if k.Unit == "" {
+		return ""
+	}
+	return " (" + k.Unit + ")"
+}
+
+// DefaultText is the default value as a config file would spell it ("" when Tool Search decides, as for mode
+// when Tool Search is off).
+func (k ConfigKey) DefaultText() string {
+	switch k.Type {
+	case ConfigBoolean:
+		return strconv.FormatBool(k.Default != 0)
+	case ConfigEnum:
+		return strconv.Quote(k.Values[0])
+	}
+	return strconv.FormatUint(k.Default, 10)
+}
+
+// RangeText is the accepted range or values, for documentation: "1000–60000", "1–maxSearchLimit".
+func (k ConfigKey) RangeText() string {
+	switch k.Type {
+	case ConfigBoolean:
+		return "true, false"
+	case ConfigEnum:
+		return strings.Join(k.Values, ", ")
+	}
+	return formatUint(k.Min) + "–" + k.maxText()
+}
+
+func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
 
 // DefaultConfig is what an unset tools.toolSearch resolves to: off, with every limit at its default.
 func DefaultConfig() Config {
@@ -78,156 +210,227 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	return "tools.toolSearch: " + strings.Join(e.Problems, "; ")
+	return ToolSearchKey + ": " + strings.Join(e.Problems, "; ")
 }
 
-// ConfigKeys returns the keys tools.toolSearch understands, in documentation order; ValidateConfig refuses
-// any other.
-func ConfigKeys() []string {
-	return []string{
-		"enabled", "mode", "codeTimeoutMs", "searchDefaultLimit", "maxSearchLimit",
-		"codeFuel", "codeMemoryBytes", "codeMaxOutputBytes", "codeMaxCalls",
-	}
-}
-
-// ParseConfig resolves the value of tools.toolSearch: true | false | {enabled?, mode?, codeTimeoutMs?,
-// searchDefaultLimit?, maxSearchLimit?, codeFuel?, codeMemoryBytes?, codeMaxOutputBytes?, codeMaxCalls?}.
+// ParseConfig resolves the value of tools.toolSearch, given as JSON or JSON5: true | false | an object of the
+// keys ConfigKeys lists.
 //
 //   - empty input, null, false or {} → off;
 //   - true → on in code mode;
 //   - an object with any key but enabled → on, unless enabled is false;
 //   - an unknown mode → code; "off" → off;
-//   - limits must be positive integers (5.0 counts as 5) and are then clamped: codeTimeoutMs 1000–60000
-//     (10000), maxSearchLimit 1–50 (20), searchDefaultLimit 1..maxSearchLimit (8), plus the sandbox limits
-//     (see the Min/Max/Default constants).
+//   - integers must be positive (5.0 counts as 5, Infinity as "as large as allowed") and are then clamped to
+//     their range: codeTimeoutMs 1000–60000 (10000), maxSearchLimit 1–50 (20), searchDefaultLimit
+//     1..maxSearchLimit (8), and the sandbox limits (see ConfigKeys).
 //
-// Anything else (a string, an array, enabled that is not a boolean, a zero, negative, fractional or non-numeric
-// limit) is a *ConfigError; the returned Config is still resolved, with defaults in place of the refused values.
-// Unknown keys are ignored here (a newer config may add some); ValidateConfig refuses them.
+// Anything else (a string, an array, enabled that is not a boolean, a zero, negative, fractional, NaN or
+// non-numeric limit) is a *ConfigError; the returned Config is still resolved, with defaults in place of the
+// refused values. Unknown keys and modes are tolerated here (a newer config may add some); CheckConfig refuses
+// them.
 func ParseConfig(raw json.RawMessage) (Config, error) {
-	c, problems, _ := parseConfig(raw)
-	if len(problems) > 0 {
-		return c, &ConfigError{Problems: problems}
+	c, chk := parseConfig(raw)
+	if len(chk.problems) > 0 {
+		return c, &ConfigError{Problems: chk.problems}
 	}
 	return c, nil
 }
 
-// ValidateConfig is ParseConfig made strict for edits: it also refuses unknown keys and unknown modes, which
-// ParseConfig tolerates. `toolsearch config set` uses it so that a typo never reaches the file.
-func ValidateConfig(raw json.RawMessage) error {
-	_, problems, strict := parseConfig(raw)
-	problems = append(problems, strict...)
+// CheckConfig is ParseConfig made strict for people editing a config: it also refuses unknown keys (naming the
+// closest valid one) and unknown modes, and it returns a warning for every value it clamps, naming the value
+// the runtime will use. `toolsearch config set` and every command that loads a config file use it, so a typo
+// never passes silently.
+func CheckConfig(raw json.RawMessage) (cfg Config, warnings []string, err error) {
+	c, chk := parseConfig(raw)
+	problems := append(chk.problems, chk.strict...)
 	if len(problems) > 0 {
-		return &ConfigError{Problems: problems}
+		return c, chk.warnings, &ConfigError{Problems: problems}
 	}
-	return nil
+	return c, chk.warnings, nil
 }
 
-// parseConfig returns the resolved config, the problems ParseConfig reports, and the extra ones only
-// ValidateConfig reports.
-func parseConfig(raw json.RawMessage) (c Config, problems, strict []string) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return DefaultConfig(), nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return DefaultConfig(), []string{"not valid JSON: " + err.Error()}, nil
-	}
-	if dec.More() {
-		return DefaultConfig(), []string{"not valid JSON: extra data after the value"}, nil
+// configCheck collects what parsing found: problems ParseConfig reports, the extra ones only CheckConfig
+// reports, and clamp warnings.
+type configCheck struct {
+	problems, strict, warnings []string
+}
+
+func parseConfig(raw json.RawMessage) (Config, configCheck) {
+	var chk configCheck
+	v, err := decodeConfigValue(raw)
+	if err != nil {
+		chk.problems = append(chk.problems, err.Error())
+		return DefaultConfig(), chk
 	}
 	switch v := v.(type) {
 	case nil:
-		return DefaultConfig(), nil, nil
+		return DefaultConfig(), chk
 	case bool:
-		return Config{Enabled: v}.resolved(), nil, nil
+		return Config{Enabled: v}.resolved(), chk
 	case map[string]any:
-		return parseObject(v)
+		return parseObject(v, &chk), chk
 	}
-	return DefaultConfig(), []string{fmt.Sprintf("must be true, false or an object (got %s)", describeJSON(v))}, nil
+	chk.problems = append(chk.problems, fmt.Sprintf(`must be true, false or an object such as {mode: "tools"} (got %s)`,
+		describeJSON(v)))
+	return DefaultConfig(), chk
 }
 
-func parseObject(obj map[string]any) (c Config, problems, strict []string) {
-	configured := false
+func parseObject(obj map[string]any, chk *configCheck) Config {
+	var c Config
 	for k := range obj {
 		if k != "enabled" {
-			configured = true
+			c.Enabled = true // configuring Tool Search means wanting it, unless enabled says otherwise
 		}
 	}
-	c.Enabled = configured
-	if v, ok := obj["enabled"]; ok {
-		if b, isBool := v.(bool); isBool {
-			c.Enabled = b
-		} else {
-			problems = append(problems, fmt.Sprintf("enabled must be true or false (got %s)", describeJSON(v)))
-		}
-	}
-	if v, ok := obj["mode"]; ok {
-		s, isString := v.(string)
-		switch {
-		case !isString:
-			problems = append(problems, fmt.Sprintf("mode must be a string (got %s)", describeJSON(v)))
-		case Mode(s) == ModeOff:
-			c.Enabled = false
-		case knownMode(Mode(s)):
-			c.Mode = Mode(s)
-		default:
-			strict = append(strict, fmt.Sprintf("mode must be one of code, tools, directory (got %q)", s))
-		}
-	}
-	ints := []struct {
-		key string
-		set func(uint64)
-	}{
-		{"codeTimeoutMs", func(n uint64) { c.CodeTimeoutMs = clampInt(n) }},
-		{"searchDefaultLimit", func(n uint64) { c.SearchDefaultLimit = clampInt(n) }},
-		{"maxSearchLimit", func(n uint64) { c.MaxSearchLimit = clampInt(n) }},
-		{"codeFuel", func(n uint64) { c.CodeFuel = n }},
-		{"codeMemoryBytes", func(n uint64) { c.CodeMemoryBytes = n }},
-		{"codeMaxOutputBytes", func(n uint64) { c.CodeMaxOutputBytes = clampInt(n) }},
-		{"codeMaxCalls", func(n uint64) { c.CodeMaxCalls = clampInt(n) }},
-	}
-	for _, f := range ints {
-		v, ok := obj[f.key]
+	integers := map[string]uint64{}
+	for _, key := range ConfigKeys() {
+		v, ok := obj[key.Name]
 		if !ok {
 			continue
 		}
-		n, isNum := v.(json.Number)
-		if !isNum {
-			problems = append(problems, fmt.Sprintf("%s must be a positive integer (got %s)", f.key, describeJSON(v)))
-			continue
+		field := configField(&c, key.Name)
+		switch key.Type {
+		case ConfigBoolean:
+			b, isBool := v.(bool)
+			if !isBool {
+				chk.problems = append(chk.problems, wrongValue(key, v))
+				continue
+			}
+			field.SetBool(b)
+		case ConfigEnum:
+			s, isString := v.(string)
+			switch {
+			case !isString:
+				chk.problems = append(chk.problems, wrongValue(key, v))
+			case !slices.Contains(key.Values, s):
+				msg := wrongValue(key, v)
+				if near := closest(s, key.Values); near != "" {
+					msg += fmt.Sprintf("; did you mean %q?", near)
+				}
+				chk.strict = append(chk.strict, msg)
+			default:
+				field.SetString(s)
+			}
+		case ConfigInteger:
+			n, isNum := v.(json.Number)
+			u, positive := uint64(0), false
+			if isNum {
+				u, positive = positiveInteger(n)
+			}
+			if !positive {
+				chk.problems = append(chk.problems, wrongValue(key, v))
+				continue
+			}
+			integers[key.Name] = u
+			setUint(field, u)
 		}
-		u, ok := positiveInteger(n)
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s must be a positive integer (got %s)", f.key, n))
-			continue
+	}
+	if c.Mode == ModeOff {
+		c.Enabled = false
+	}
+	c = c.resolved()
+	for _, key := range ConfigKeys() {
+		if u, ok := integers[key.Name]; ok {
+			if got := getUint(configField(&c, key.Name)); got != u {
+				chk.warnings = append(chk.warnings, clampWarning(key, u, got))
+			}
 		}
-		f.set(u)
 	}
 	var unknown []string
 	for k := range obj {
-		if !knownKey(k) {
-			unknown = append(unknown, strconv.Quote(k))
+		if _, ok := LookupConfigKey(k); !ok {
+			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		strict = append(strict, fmt.Sprintf("unknown key %s (known: %s)", strings.Join(unknown, ", "),
-			strings.Join(ConfigKeys(), ", ")))
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		chk.strict = append(chk.strict, fmt.Sprintf("unknown key %q: did you mean %q? (valid keys: %s)", k,
+			closest(k, ConfigKeyNames()), strings.Join(ConfigKeyNames(), ", ")))
 	}
-	return c.resolved(), problems, strict
+	return c
 }
 
-func knownKey(k string) bool {
-	for _, known := range ConfigKeys() {
-		if k == known {
-			return true
+// wrongValue is the message for a value of the wrong type or outside what a key accepts: the key, what it
+// takes, with an example, and what it got.
+func wrongValue(key ConfigKey, v any) string {
+	return fmt.Sprintf("%s must be %s (got %s)", key.Name, key.Expected(), describeJSON(v))
+}
+
+func clampWarning(key ConfigKey, given, used uint64) string {
+	bound, side := "its maximum "+formatUint(used), "above"
+	if key.MaxKey != "" && used < given {
+		bound = key.MaxKey + " " + formatUint(used)
+	}
+	if used > given {
+		bound, side = "its minimum "+formatUint(used), "below"
+	}
+	shown := formatUint(given)
+	if given == math.MaxUint64 {
+		shown = "this large"
+	}
+	return fmt.Sprintf("%s %s is %s %s: it will be clamped to %s", key.Name, shown, side, bound, formatUint(used))
+}
+
+// configField returns the settable field of c whose json tag is name. ConfigKeys and the fields are kept in step
+// by TestConfigKeysDescribeEveryField, so a missing field is a programming error.
+func configField(c *Config, name string) reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); tag == name {
+			return v.Field(i)
 		}
 	}
-	return false
+	panic("runtime: Config has no field for key " + name)
+}
+
+// getUint reads an integer field; zero or negative (unset) reads as 0.
+func getUint(v reflect.Value) uint64 {
+	if v.CanInt() {
+		return uint64(max(v.Int(), 0))
+	}
+	return v.Uint()
+}
+
+// setUint writes an integer field, saturating: a huge value stays huge, and resolved clamps it to the real bound.
+func setUint(v reflect.Value, n uint64) {
+	if v.CanInt() {
+		v.SetInt(int64(min(n, math.MaxInt32)))
+		return
+	}
+	v.SetUint(n)
+}
+
+// closest returns the candidate nearest to s by edit distance, ignoring case.
+func closest(s string, candidates []string) string {
+	best, bestDist := "", math.MaxInt
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance in bytes, with one row of memory.
+func editDistance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		prev := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cur := row[j]
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			row[j] = min(row[j]+1, row[j-1]+1, prev+cost)
+			prev = cur
+		}
+	}
+	return row[len(b)]
 }
 
 func knownMode(m Mode) bool {
@@ -235,7 +438,7 @@ func knownMode(m Mode) bool {
 }
 
 // positiveInteger accepts a JSON number whose value is a whole number above zero. Values beyond uint64 saturate,
-// since every limit is clamped far below that anyway.
+// since every limit is clamped far below that anyway; so does Infinity, which JSON5 allows.
 func positiveInteger(n json.Number) (uint64, bool) {
 	s := n.String()
 	u, err := strconv.ParseUint(s, 10, 64)
@@ -258,12 +461,22 @@ func positiveInteger(n json.Number) (uint64, bool) {
 	return uint64(f), true
 }
 
-// clampInt keeps a huge value huge while fitting it in an int; resolved clamps it to the real bound.
-func clampInt(n uint64) int {
-	if n > math.MaxInt32 {
-		return math.MaxInt32
+// decodeConfigValue decodes raw with numbers kept as json.Number; empty input is nil (unset).
+func decodeConfigValue(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, nil
 	}
-	return int(n)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errors.New("not valid JSON: " + err.Error())
+	}
+	if dec.More() {
+		return nil, errors.New("not valid JSON: extra data after the value")
+	}
+	return v, nil
 }
 
 func describeJSON(v any) string {
@@ -295,19 +508,27 @@ func (c Config) resolved() Config {
 	} else if !knownMode(c.Mode) {
 		c.Mode = ModeCode
 	}
-	c.CodeTimeoutMs = clamp(c.CodeTimeoutMs, DefaultCodeTimeoutMs, MinCodeTimeoutMs, MaxCodeTimeoutMs)
-	c.MaxSearchLimit = clamp(c.MaxSearchLimit, DefaultMaxSearchLimit, 1, MaxMaxSearchLimit)
-	c.SearchDefaultLimit = clamp(c.SearchDefaultLimit, min(DefaultSearchDefaultLimit, c.MaxSearchLimit), 1, c.MaxSearchLimit)
-	c.CodeFuel = clamp(c.CodeFuel, DefaultCodeFuel, MinCodeFuel, MaxCodeFuel)
-	c.CodeMemoryBytes = clamp(c.CodeMemoryBytes, DefaultCodeMemoryBytes, MinCodeMemoryBytes, MaxCodeMemoryBytes)
-	c.CodeMaxOutputBytes = clamp(c.CodeMaxOutputBytes, DefaultCodeMaxOutputBytes, MinCodeMaxOutputBytes, MaxCodeMaxOutputBytes)
-	c.CodeMaxCalls = clamp(c.CodeMaxCalls, DefaultCodeMaxCalls, 1, MaxCodeMaxCalls)
+	keys := ConfigKeys()
+	// Keys bounded by another key come after every key with a fixed bound, so the bound is resolved first.
+	sort.SliceStable(keys, func(i, j int) bool { return keys[i].MaxKey == "" && keys[j].MaxKey != "" })
+	for _, key := range keys {
+		if key.Type != ConfigInteger {
+			continue
+		}
+		field := configField(&c, key.Name)
+		hi, def := key.Max, key.Default
+		if key.MaxKey != "" {
+			hi = getUint(configField(&c, key.MaxKey))
+			def = min(def, hi)
+		}
+		setUint(field, clamp(getUint(field), def, key.Min, hi))
+	}
 	return c
 }
 
-// clamp maps a non-positive (unset) value to def and bounds the rest to [lo, hi].
-func clamp[T int | uint64](v, def, lo, hi T) T {
-	if v <= 0 {
+// clamp maps a zero (unset) value to def and bounds the rest to [lo, hi].
+func clamp(v, def, lo, hi uint64) uint64 {
+	if v == 0 {
 		return def
 	}
 	return min(max(v, lo), hi)

@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,23 +65,23 @@ func TestParseConfig(t *testing.T) {
 					runtime.MinCodeMemoryBytes, runtime.MinCodeMaxOutputBytes, runtime.MaxCodeMaxCalls
 			}), ""},
 
-		{"zero refused", `{"codeTimeoutMs": 0}`, on, "codeTimeoutMs must be a positive integer (got 0)"},
-		{"negative refused", `{"maxSearchLimit": -3}`, on, "maxSearchLimit must be a positive integer (got -3)"},
-		{"fraction refused", `{"searchDefaultLimit": 2.5}`, on, "searchDefaultLimit must be a positive integer (got 2.5)"},
-		{"string number refused", `{"codeTimeoutMs": "5000"}`, on, `codeTimeoutMs must be a positive integer (got "5000")`},
-		{"bool number refused", `{"codeMaxCalls": true}`, on, "codeMaxCalls must be a positive integer (got true)"},
-		{"null number refused", `{"codeFuel": null}`, on, "codeFuel must be a positive integer (got null)"},
+		{"zero refused", `{"codeTimeoutMs": 0}`, on, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got 0)"},
+		{"negative refused", `{"maxSearchLimit": -3}`, on, "maxSearchLimit must be a positive integer from 1 to 50 (hits), for example 20 (got -3)"},
+		{"fraction refused", `{"searchDefaultLimit": 2.5}`, on, "searchDefaultLimit must be a positive integer from 1 to maxSearchLimit (hits), for example 8 (got 2.5)"},
+		{"string number refused", `{"codeTimeoutMs": "5000"}`, on, `codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got "5000")`},
+		{"bool number refused", `{"codeMaxCalls": true}`, on, "codeMaxCalls must be a positive integer from 1 to 1000 (calls), for example 100 (got true)"},
+		{"null number refused", `{"codeFuel": null}`, on, "codeFuel must be a positive integer from 1000000 to 100000000000 (fuel units), for example 2000000000 (got null)"},
 		{"enabled not a bool", `{"enabled": "yes"}`, def, `enabled must be true or false (got "yes")`},
 		{"enabled not a bool, other keys", `{"enabled": 1, "mode": "tools"}`,
 			with(on, func(c *runtime.Config) { c.Mode = runtime.ModeTools }), "enabled must be true or false (got 1)"},
-		{"mode not a string", `{"mode": 1}`, on, "mode must be a string (got 1)"},
-		{"string", `"code"`, def, `must be true, false or an object (got "code")`},
-		{"number", `1`, def, "must be true, false or an object (got 1)"},
-		{"array", `[true]`, def, "must be true, false or an object (got an array)"},
+		{"mode not a string", `{"mode": 1}`, on, "mode must be one of code, tools, directory, off (got 1)"},
+		{"string", `"code"`, def, `must be true, false or an object such as {mode: "tools"} (got "code")`},
+		{"number", `1`, def, `must be true, false or an object such as {mode: "tools"} (got 1)`},
+		{"array", `[true]`, def, `must be true, false or an object such as {mode: "tools"} (got an array)`},
 		{"invalid JSON", `{`, def, "not valid JSON"},
 		{"trailing data", `true false`, def, "not valid JSON"},
 		{"every problem reported", `{"codeTimeoutMs": -1, "maxSearchLimit": 0}`, on,
-			"codeTimeoutMs must be a positive integer (got -1); maxSearchLimit must be a positive integer (got 0)"},
+			"codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got -1); maxSearchLimit must be a positive integer from 1 to 50 (hits), for example 20 (got 0)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,19 +105,19 @@ func TestDefaultConfig(t *testing.T) {
 	}, runtime.DefaultConfig())
 }
 
-func TestValidateConfigIsStricter(t *testing.T) {
+func TestCheckConfigIsStricter(t *testing.T) {
 	tests := []struct {
 		raw     string
 		wantErr string
 	}{
 		{`{"mode": "tools", "codeTimeoutMs": 5000}`, ""},
 		{`true`, ""},
-		{`{"mode": "turbo"}`, `mode must be one of code, tools, directory (got "turbo")`},
-		{`{"mdoe": "tools"}`, `unknown key "mdoe" (known: enabled, mode, codeTimeoutMs`},
-		{`{"codeTimeoutMs": -5}`, "codeTimeoutMs must be a positive integer (got -5)"},
+		{`{"mode": "turbo"}`, `mode must be one of code, tools, directory, off (got "turbo")`},
+		{`{"mdoe": "tools"}`, `unknown key "mdoe": did you mean "mode"? (valid keys: enabled, mode, codeTimeoutMs`},
+		{`{"codeTimeoutMs": -5}`, "codeTimeoutMs must be a positive integer"},
 	}
 	for _, tt := range tests {
-		err := runtime.ValidateConfig(json.RawMessage(tt.raw))
+		_, _, err := runtime.CheckConfig(json.RawMessage(tt.raw))
 		if tt.wantErr == "" {
 			assert.NoError(t, err, tt.raw)
 			continue
@@ -155,5 +157,93 @@ func TestNewResolvesConfig(t *testing.T) {
 		assert.LessOrEqual(t, cfg.MaxSearchLimit, runtime.MaxMaxSearchLimit)
 		assert.Equal(t, runtime.DefaultCodeTimeoutMs, cfg.CodeTimeoutMs)
 		require.NoError(t, rt.Close(t.Context()))
+	}
+}
+
+// Every field of Config is a key of tools.toolSearch with exactly one ConfigKeys entry whose type fits the
+// field, so a key added to Config is parsed, clamped, validated and documented without a second list to edit.
+func TestConfigKeysDescribeEveryField(t *testing.T) {
+	keys := map[string]runtime.ConfigKey{}
+	for _, k := range runtime.ConfigKeys() {
+		_, dup := keys[k.Name]
+		require.False(t, dup, "key %s listed twice", k.Name)
+		keys[k.Name] = k
+		assert.NotEmpty(t, k.Doc, "%s needs a Doc", k.Name)
+	}
+	typ := reflect.TypeFor[runtime.Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		k, ok := keys[name]
+		if !assert.True(t, ok, "Config.%s (key %q) has no ConfigKeys entry", f.Name, name) {
+			continue
+		}
+		delete(keys, name)
+		switch f.Type.Kind() {
+		case reflect.Bool:
+			assert.Equal(t, runtime.ConfigBoolean, k.Type, name)
+		case reflect.String:
+			assert.Equal(t, runtime.ConfigEnum, k.Type, name)
+			assert.NotEmpty(t, k.Values, name)
+		case reflect.Int, reflect.Int64, reflect.Uint64:
+			assert.Equal(t, runtime.ConfigInteger, k.Type, name)
+			assert.GreaterOrEqual(t, k.Min, uint64(1), "%s: zero means unset, so the minimum is at least 1", name)
+			assert.GreaterOrEqual(t, k.Default, k.Min, name)
+			if k.MaxKey != "" {
+				bound, ok := runtime.LookupConfigKey(k.MaxKey)
+				assert.True(t, ok && bound.Type == runtime.ConfigInteger && bound.MaxKey == "", "%s: MaxKey %s", name, k.MaxKey)
+			} else {
+				assert.GreaterOrEqual(t, k.Max, k.Default, name)
+			}
+		default:
+			t.Errorf("Config.%s has type %s, which ConfigKeys cannot describe: add a ConfigType for it", f.Name, f.Type)
+		}
+	}
+	assert.Empty(t, keys, "ConfigKeys entries without a Config field")
+}
+
+// TestCheckConfigMistakes: every mistake a person can make in tools.toolSearch is named with the key and the
+// fix; a value out of range is accepted with a warning naming what it becomes.
+func TestCheckConfigMistakes(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		wantErr   string   // "" for accepted
+		warnings  []string // exact
+	}{
+		{"timeout far too large", `{"codeTimeoutMs": 1000000000}`, "",
+			[]string{"codeTimeoutMs 1000000000 is above its maximum 60000: it will be clamped to 60000"}},
+		{"timeout too small", `{"codeTimeoutMs": 10}`, "",
+			[]string{"codeTimeoutMs 10 is below its minimum 1000: it will be clamped to 1000"}},
+		{"default limit above the max", `{"maxSearchLimit": 10, "searchDefaultLimit": 12}`, "",
+			[]string{"searchDefaultLimit 12 is above maxSearchLimit 10: it will be clamped to 10"}},
+		{"several clamps", `{"maxSearchLimit": 500, "codeMemoryBytes": 1}`, "", []string{
+			"maxSearchLimit 500 is above its maximum 50: it will be clamped to 50",
+			"codeMemoryBytes 1 is below its minimum 16777216: it will be clamped to 16777216"}},
+		{"beyond uint64", `{"codeFuel": 1e30}`, "",
+			[]string{"codeFuel this large is above its maximum 100000000000: it will be clamped to 100000000000"}},
+		{"in range", `{"codeTimeoutMs": 60000, "maxSearchLimit": 50, "searchDefaultLimit": 50}`, "", nil},
+
+		{"wrong type names key, type and example", `{"codeTimeoutMs": "soon"}`,
+			`codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got "soon")`, nil},
+		{"boolean", `{"enabled": "yes"}`, `enabled must be true or false (got "yes")`, nil},
+		{"misspelt mode", `{"mode": "directroy"}`,
+			`mode must be one of code, tools, directory, off (got "directroy"); did you mean "directory"?`, nil},
+		{"unknown key", `{"maxSearchLimt": 5}`,
+			`unknown key "maxSearchLimt": did you mean "maxSearchLimit"? (valid keys: enabled, mode,`, nil},
+		{"unknown key, other case", `{"CodeTimeoutMS": 5}`, `unknown key "CodeTimeoutMS": did you mean "codeTimeoutMs"?`, nil},
+		{"not a config", `5`, `must be true, false or an object such as {mode: "tools"} (got 5)`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, warnings, err := runtime.CheckConfig(json.RawMessage(tt.raw))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.True(t, strings.HasPrefix(err.Error(), "tools.toolSearch: "), "the error names the section: %v", err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.warnings, warnings)
+		})
 	}
 }

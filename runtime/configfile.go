@@ -119,10 +119,18 @@ func (f *ConfigFile) ToolSearch() (Config, error) {
 }
 
 // Set sets the value at a dotted key, creating the objects on its path. value is standard JSON. When the edit
-// touches tools.toolSearch, the result must pass ValidateConfig; otherwise nothing changes and the error says
-// why. Setting a key below tools.toolSearch while it is true or false turns it into {"enabled": <it>, ...}, so
-// the edit does not silently switch Tool Search on or off.
-func (f *ConfigFile) Set(key string, value json.RawMessage) error {
+// touches tools.toolSearch, the result must pass CheckConfig; otherwise nothing changes and the error says why.
+// The warnings name every value the runtime will clamp, and what to. Setting a key below tools.toolSearch while
+// it is true or false turns it into {"enabled": <it>, ...}, so the edit does not silently switch Tool Search on
+// or off.
+func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, err error) {
+	if err := f.set(key, value, &warnings); err != nil {
+		return nil, err
+	}
+	return warnings, nil
+}
+
+func (f *ConfigFile) set(key string, value json.RawMessage, warnings *[]string) error {
 	if _, err := pointer(key); err != nil {
 		return err
 	}
@@ -146,9 +154,11 @@ func (f *ConfigFile) Set(key string, value json.RawMessage) error {
 	if touches(key, ToolSearchKey) {
 		probe := &ConfigFile{value: next}
 		raw, _, _ := probe.Get(ToolSearchKey)
-		if err := ValidateConfig(raw); err != nil {
+		_, w, err := CheckConfig(raw)
+		if err != nil {
 			return err
 		}
+		*warnings = w
 	}
 	if f.canonical {
 		next.Format()

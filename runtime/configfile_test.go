@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,15 @@ func writeConfig(t *testing.T, content string) string {
 	p := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	return p
+}
+
+// set is ConfigFile.Set for edits that must not warn.
+func set(f *runtime.ConfigFile, key string, value json.RawMessage) error {
+	warnings, err := f.Set(key, value)
+	if err == nil && len(warnings) > 0 {
+		return fmt.Errorf("unexpected warnings: %v", warnings)
+	}
+	return err
 }
 
 func TestConfigFileGet(t *testing.T) {
@@ -68,8 +78,8 @@ func TestConfigFileSetKeepsComments(t *testing.T) {
 	path := writeConfig(t, commentedConfig)
 	f, err := runtime.LoadConfigFile(path)
 	require.NoError(t, err)
-	require.NoError(t, f.Set("tools.toolSearch.codeTimeoutMs", json.RawMessage(`5000`)))
-	require.NoError(t, f.Set("tools.toolSearch.mode", json.RawMessage(`"directory"`)))
+	require.NoError(t, set(f, "tools.toolSearch.codeTimeoutMs", json.RawMessage(`5000`)))
+	require.NoError(t, set(f, "tools.toolSearch.mode", json.RawMessage(`"directory"`)))
 	require.NoError(t, f.Save())
 
 	data, err := os.ReadFile(path)
@@ -103,13 +113,13 @@ func TestConfigFileSetRefusesBadValues(t *testing.T) {
 	tests := []struct {
 		key, value, wantErr string
 	}{
-		{"tools.toolSearch.codeTimeoutMs", `-5`, "codeTimeoutMs must be a positive integer (got -5)"},
-		{"tools.toolSearch.codeTimeoutMs", `1.5`, "codeTimeoutMs must be a positive integer (got 1.5)"},
-		{"tools.toolSearch.mode", `"turbo"`, `mode must be one of code, tools, directory (got "turbo")`},
+		{"tools.toolSearch.codeTimeoutMs", `-5`, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got -5)"},
+		{"tools.toolSearch.codeTimeoutMs", `1.5`, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got 1.5)"},
+		{"tools.toolSearch.mode", `"turbo"`, `mode must be one of code, tools, directory, off (got "turbo")`},
 		{"tools.toolSearch.mdoe", `"tools"`, `unknown key "mdoe"`},
-		{"tools.toolSearch", `"yes"`, `must be true, false or an object (got "yes")`},
+		{"tools.toolSearch", `"yes"`, `must be true, false or an object such as {mode: "tools"} (got "yes")`},
 		{"tools.toolSearch.enabled", `"yes"`, `enabled must be true or false (got "yes")`},
-		{"tools", `{"toolSearch": {"maxSearchLimit": 0}}`, "maxSearchLimit must be a positive integer (got 0)"},
+		{"tools", `{"toolSearch": {"maxSearchLimit": 0}}`, "maxSearchLimit must be a positive integer from 1 to 50 (hits), for example 20 (got 0)"},
 		{"tools.profile.x", `1`, "cannot set below tools.profile"},
 		{"tools.toolSearch.mode", `{`, "not valid JSON"},
 	}
@@ -117,7 +127,7 @@ func TestConfigFileSetRefusesBadValues(t *testing.T) {
 		path := writeConfig(t, commentedConfig)
 		f, err := runtime.LoadConfigFile(path)
 		require.NoError(t, err)
-		err = f.Set(tt.key, json.RawMessage(tt.value))
+		_, err = f.Set(tt.key, json.RawMessage(tt.value))
 		assert.ErrorContains(t, err, tt.wantErr, "%s = %s", tt.key, tt.value)
 		assert.Equal(t, commentedConfig, string(f.Bytes()), "a refused edit changes nothing")
 		data, err := os.ReadFile(path)
@@ -138,7 +148,7 @@ func TestConfigFileCreatedOnFirstSet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, runtime.DefaultConfig(), cfg)
 
-	require.NoError(t, f.Set(runtime.ToolSearchKey, json.RawMessage(`true`)))
+	require.NoError(t, set(f, runtime.ToolSearchKey, json.RawMessage(`true`)))
 	require.NoError(t, f.Save())
 	assert.True(t, f.Exists())
 	data, err := os.ReadFile(path)
@@ -158,7 +168,7 @@ func TestConfigFileSetBelowBoolean(t *testing.T) {
 		}
 		f, err := runtime.ParseConfigFile("c.json", []byte(content))
 		require.NoError(t, err)
-		require.NoError(t, f.Set("tools.toolSearch.mode", json.RawMessage(`"tools"`)))
+		require.NoError(t, set(f, "tools.toolSearch.mode", json.RawMessage(`"tools"`)))
 		cfg, err := f.ToolSearch()
 		require.NoError(t, err)
 		assert.Equal(t, enabled, cfg.Enabled)
@@ -178,7 +188,7 @@ func TestConfigFileLayout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := runtime.ParseConfigFile("c.json", []byte(tt.in))
 			require.NoError(t, err)
-			require.NoError(t, f.Set("tools.toolSearch.mode", json.RawMessage(`"tools"`)))
+			require.NoError(t, set(f, "tools.toolSearch.mode", json.RawMessage(`"tools"`)))
 			assert.Equal(t, tt.want, string(f.Bytes()))
 		})
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParseConfig: whatever the value of tools.toolSearch, parsing never panics, the resolved values are always
-// inside their clamps, and a value ValidateConfig accepts parses without problems.
+// inside their clamps, and a value CheckConfig accepts parses without problems and resolves the same.
 func FuzzParseConfig(f *testing.F) {
 	for _, seed := range []string{`true`, `false`, `{}`, `null`, `{"mode":"tools"}`, `{"enabled":false,"mode":"code"}`,
 		`{"codeTimeoutMs":1e309}`, `{"maxSearchLimit":-1,"searchDefaultLimit":"8"}`, `{"codeFuel":18446744073709551616}`,
@@ -36,8 +36,12 @@ func FuzzParseConfig(f *testing.F) {
 		if r.Enabled && !knownMode(r.Mode) {
 			t.Fatalf("enabled with unknown mode %q", r.Mode)
 		}
-		if ValidateConfig(raw) == nil && err != nil {
-			t.Fatalf("ValidateConfig accepted what ParseConfig refused: %v", err)
+		strict, _, strictErr := CheckConfig(raw)
+		if strictErr == nil && err != nil {
+			t.Fatalf("CheckConfig accepted what ParseConfig refused: %v", err)
+		}
+		if strict != cfg {
+			t.Fatalf("CheckConfig resolved %+v, ParseConfig %+v", strict, cfg)
 		}
 	})
 }

@@ -148,7 +148,7 @@ func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, key stri
 		v, ok := fields[field[1:]]
 		if !ok {
 			return configUsageError(stderr, "get", fmt.Sprintf("unknown field %q of %s (known: %s)", field[1:],
-				runtime.ToolSearchKey, strings.Join(runtime.ConfigKeys(), ", ")))
+				runtime.ToolSearchKey, strings.Join(runtime.ConfigKeyNames(), ", ")))
 		}
 		raw = v
 	}
@@ -167,9 +167,13 @@ func configSet(stdout, stderr io.Writer, path, key, value string) int {
 		return exitFailure
 	}
 	raw := cliValue(value)
-	if err := f.Set(key, raw); err != nil {
+	warnings, err := f.Set(key, raw)
+	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config set: %v; %s is unchanged\n", err, path)
 		return exitFailure
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "toolsearch config set: warning: %s\n", w)
 	}
 	if err := f.Save(); err != nil {
 		fmt.Fprintf(stderr, "toolsearch config set: %v\n", err)

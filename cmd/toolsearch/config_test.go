@@ -68,12 +68,12 @@ func TestConfigSetBadValueLeavesFileUntouched(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tools.toolSearch.codeTimeoutMs", "-5"}, "codeTimeoutMs must be a positive integer (got -5)"},
-		{[]string{"tools.toolSearch.codeTimeoutMs", "soon"}, `codeTimeoutMs must be a positive integer (got "soon")`},
-		{[]string{"tools.toolSearch.mode", "turbo"}, `mode must be one of code, tools, directory (got "turbo")`},
-		{[]string{"tools.toolSearch.maxSearchLimit", "2.5"}, "maxSearchLimit must be a positive integer (got 2.5)"},
+		{[]string{"tools.toolSearch.codeTimeoutMs", "-5"}, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got -5)"},
+		{[]string{"tools.toolSearch.codeTimeoutMs", "soon"}, `codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got "soon")`},
+		{[]string{"tools.toolSearch.mode", "turbo"}, `mode must be one of code, tools, directory, off (got "turbo")`},
+		{[]string{"tools.toolSearch.maxSearchLimit", "2.5"}, "maxSearchLimit must be a positive integer from 1 to 50 (hits), for example 20 (got 2.5)"},
 		{[]string{"tools.toolSearch.moed", "tools"}, `unknown key "moed"`},
-		{[]string{"tools.toolSearch", "maybe"}, `must be true, false or an object (got "maybe")`},
+		{[]string{"tools.toolSearch", "maybe"}, `must be true, false or an object such as {mode: "tools"} (got "maybe")`},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(t.TempDir(), "config.json")
@@ -134,7 +134,7 @@ func TestConfigGetResolvedReportsBadFile(t *testing.T) {
 	code, out, errOut := configCLI(t, "get", "--config", path, "--resolved", "tools.toolSearch.codeTimeoutMs")
 	assert.Equal(t, exitFailure, code)
 	assert.Equal(t, "10000\n", out)
-	assert.Contains(t, errOut, "codeTimeoutMs must be a positive integer (got 0)")
+	assert.Contains(t, errOut, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got 0)")
 }
 
 func TestConfigUsage(t *testing.T) {
