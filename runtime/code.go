@@ -24,22 +24,14 @@ type codeResult struct {
 
 // runCode runs tool_search_code in the sandbox with the run as the bridge. Script failures (syntax errors,
 // exceptions, limits) are results with ok: false; only the end of ctx is a Go error.
-func (r *Run) runCode(ctx context.Context, call ToolCall) (*CallResult, error) {
-	args, err := objectArgs(call.Name, call.Arguments)
-	if err != nil {
-		return failed(err.Error()), nil
-	}
-	var code string
-	if raw, ok := args["code"]; !ok || json.Unmarshal(raw, &code) != nil || strings.TrimSpace(code) == "" {
-		return failed("code must be a non-empty string."), nil
-	}
+func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, error) {
 	sb := r.rt.sandbox
 	if sb == nil {
 		return failed("tool_search_code is unavailable: the sandbox is not running."), nil
 	}
 	cfg := r.rt.cfg
 	timeout := time.Duration(cfg.CodeTimeoutMs) * time.Millisecond
-	b := &codeBridge{run: r, parent: call.ID}
+	b := &codeBridge{run: r, parent: callID}
 	res, runErr := sb.Run(ctx, code, b, &hostfns.RunOptions{
 		Timeout:        timeout,
 		Fuel:           cfg.CodeFuel,
@@ -61,7 +53,7 @@ func (r *Run) runCode(ctx context.Context, call ToolCall) (*CallResult, error) {
 	if body.Logs == nil {
 		body.Logs = []string{}
 	}
-	info := &CodeInfo{CallID: call.ID, OK: body.OK, CodeBytes: len(code), Bridged: res.Calls,
+	info := &CodeInfo{CallID: callID, OK: body.OK, CodeBytes: len(code), Bridged: res.Calls,
 		Fuel: res.Usage.Fuel, Wall: res.Usage.Wall, MemoryBytes: res.Usage.MemoryBytes}
 	if runErr == nil {
 		body.Value = res.Value
@@ -74,7 +66,7 @@ func (r *Run) runCode(ctx context.Context, call ToolCall) (*CallResult, error) {
 			e.Message = fmt.Sprintf("%s timed out after %d ms", ToolSearchCodeName, cfg.CodeTimeoutMs)
 		}
 		if e.Kind == "internal" || e.Kind == "unavailable" {
-			r.rt.log.Error("tool search: sandbox failure", "call", call.ID, "error", runErr)
+			r.rt.log.Error("tool search: sandbox failure", "call", callID, "error", runErr)
 		}
 		body.Error, info.ErrorKind = &e, e.Kind
 	}
@@ -98,14 +90,9 @@ type codeBridge struct {
 }
 
 func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
-	var args map[string]json.RawMessage
-	if json.Unmarshal(request, &args) != nil || args == nil {
-		return nil, errors.New("openclaw.tools.search: expected a query string or {queries: [...]}.")
-	}
-	req, err := parseSearchRequest(args)
+	req, err := decodeSearch(opCodeSearch, request)
 	if err != nil {
-		b.run.searches.Add(1)
-		b.run.record(Record{Type: RecordSearch, Search: &SearchInfo{CallID: b.parent, Via: ViaCode, Error: err.Error()}})
+		b.run.searchRefused(b.parent, ViaCode, err)
 		return nil, err
 	}
 	hits, err := b.run.search(ctx, b.parent, ViaCode, req)
@@ -127,7 +114,7 @@ func (b *codeBridge) Describe(ctx context.Context, id string) (json.RawMessage, 
 // its own) and rejects, with the reason, when it could not be resolved or did not run: unknown, blocked, invalid
 // arguments, a broken output contract.
 func (b *codeBridge) Call(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
-	hc, out, err := b.run.callCatalog(ctx, b.parent, ViaCode, id, args)
+	hc, out, err := b.run.callCatalog(ctx, opCodeCall, b.parent, ViaCode, callRequest{id: strings.TrimSpace(id), args: args})
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func TestCodeModeErrors(t *testing.T) {
 		{"bad limit", "return await openclaw.tools.search('fake', {limit: 0})", "exception", "limit must be a positive integer.", 0},
 		{"bad limit string", "return await openclaw.tools.search('fake', {limit: '2'})", "exception", "limit must be a positive integer.", 0},
 		{"unknown tool", "return await openclaw.tools.call('nope', {})", "exception", "Unknown tool id: nope.", 0},
-		{"invalid args", "return await openclaw.tools.call('fake_plugin_tool_01', {})", "exception", "missing property 'marker'", 0},
+		{"invalid args", "return await openclaw.tools.call('fake_plugin_tool_01', {})", "exception", `missing required property "marker" (string); given no properties. Expected input: { marker: string }`, 0},
 		{"unknown describe", "return await openclaw.tools.describe('nope')", "exception", "Unknown tool id: nope.", 0},
 	}
 	for _, tt := range tests {
@@ -137,13 +137,21 @@ func TestCodeModeErrors(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range []any{map[string]any{}, map[string]any{"code": "  "}, map[string]any{"code": 5}} {
-		res := execute(t, run, "x", runtime.ToolSearchCodeName, args)
+	const shape = ` Expected {"code": "<body of an async JavaScript function>"}.`
+	for _, tt := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{}, `"code" is missing.`},
+		{map[string]any{"code": "  "}, `"code" is empty.`},
+		{map[string]any{"code": 5}, `"code" must be a string, not a number.`},
+		{"return 1", `the request must be a JSON object, not a string.`},
+		{map[string]any{"code": "return 1", "language": "js"}, `unknown field "language".`},
+	} {
+		res := execute(t, run, "x", runtime.ToolSearchCodeName, tt.args)
 		assert.True(t, res.IsError)
-		assert.Equal(t, "code must be a non-empty string.", res.Content)
+		assert.Equal(t, "Invalid arguments for tool_search_code: "+tt.want+shape, res.Content)
 	}
-	res := execute(t, run, "x", runtime.ToolSearchCodeName, "return 1")
-	assert.Equal(t, "Invalid arguments for tool_search_code: expected a JSON object.", res.Content)
 }
 
 func TestCodeModeDescribeAndBatch(t *testing.T) {

@@ -22,6 +22,19 @@
 // every mode. When the sandbox cannot start, code mode falls back to tools mode (New logs why); when the policy
 // denies a mode's control tools, the run is not compacted at all.
 //
+// # What the model sends
+//
+// The arguments of the control tools and of openclaw.tools.* are decoded, repaired and checked in one place
+// before anything runs, so search, describe and the pipeline only ever see a well-formed request. A mistake
+// with a single meaning is repaired and recorded as a Repair (Telemetry.Repairs and a "repair" session log
+// record): "arguments", "params" or "input" for "args", "name" or "toolId" for "id", arguments as a string
+// holding a JSON object, a whole {id, args} request nested inside the arguments (unless the tool declares such
+// a property), code wrapped in a Markdown fence. A request that could mean two things — two names of one
+// field, a field the operation does not have, a field sent twice — is refused with a message naming the field
+// and showing the right shape. Arguments that do not match the tool's schema are refused with the JSON path,
+// what was expected, what was given, and the tool's input signature (for a tool whose schema is never rendered,
+// its required properties and their types).
+//
 // # The call pipeline
 //
 // Every real call, whichever way the model reached the tool, goes through one pipeline: the policy is checked

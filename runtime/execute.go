@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -70,19 +68,66 @@ func failed(msg string) *CallResult {
 }
 
 func (r *Run) executeDirect(ctx context.Context, call ToolCall, tool *catalog.Tool, via Via) (*CallResult, error) {
-	out, err := r.invoke(ctx, tool, r.invocation(call.ID, "", via, call.Arguments))
+	out, err := r.callTool(ctx, op(call.Name), tool, r.invocation(call.ID, "", via), call.Arguments, nil)
 	if err != nil {
 		return nil, err
 	}
-	r.countCall(callRecord(call.ID, "", via, out))
 	return outcomeResult(out), nil
 }
 
-func (r *Run) invocation(callID, parentID string, via Via, args json.RawMessage) Invocation {
+func (r *Run) invocation(callID, parentID string, via Via) Invocation {
 	return Invocation{
 		SessionID: r.req.SessionID, RunID: r.req.RunID, AgentID: r.req.AgentID,
-		CallID: callID, ParentCallID: parentID, Via: via, Arguments: args,
+		CallID: callID, ParentCallID: parentID, Via: via,
 	}
+}
+
+// callTool is every real call from the model's arguments on: it makes them the tool's arguments (toolArgs),
+// records the repairs, runs the pipeline and counts the call. Arguments that cannot be read are a failed call
+// of the tool, counted like any other. The Go error is only ctx's.
+func (r *Run) callTool(ctx context.Context, o op, t *catalog.Tool, inv Invocation, raw json.RawMessage, reps []repair) (*outcome, error) {
+	args, more, argErr := toolArgs(o, t, raw, r.namesTool(t))
+	r.noteRepairs(inv.CallID, inv.Via, o, t.ID(), append(reps, more...))
+	var out *outcome
+	if argErr != nil {
+		out = &outcome{tool: t, args: loggableJSON(raw), failure: argErr.Error()}
+	} else {
+		inv.Arguments = args
+		var err error
+		if out, err = r.invoke(ctx, t, inv); err != nil {
+			return nil, err
+		}
+	}
+	r.countCall(callRecord(inv.CallID, inv.ParentCallID, inv.Via, out))
+	return out, nil
+}
+
+// namesTool reports whether an id or name the model wrote refers to t.
+func (r *Run) namesTool(t *catalog.Tool) func(string) bool {
+	return func(s string) bool {
+		if strings.EqualFold(s, t.ID()) || strings.EqualFold(s, t.Name) {
+			return true
+		}
+		if r.cat == nil {
+			return false
+		}
+		found, err := r.cat.Lookup(s)
+		return err == nil && found == t
+	}
+}
+
+// loggableJSON keeps arguments that could not be read for the transcript and the log: valid JSON as it is,
+// anything else as a JSON string.
+func loggableJSON(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) {
+		return append(json.RawMessage(nil), raw...)
+	}
+	s, _ := json.Marshal(string(raw))
+	return s
 }
 
 // outcomeResult is a tool's own result as the model sees it, or the pipeline's failure.
@@ -119,21 +164,21 @@ func callRecord(callID, parentID string, via Via, out *outcome) CallRecord {
 	}
 }
 
-// executeControl runs a control tool. Bad control-tool arguments are results the model can correct.
+// executeControl runs a control tool. What the model sent is decoded in request.go first; a request that
+// cannot be read is a result the model can correct.
 func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, error) {
-	if call.Name == ToolSearchCodeName {
-		return r.runCode(ctx, call)
-	}
-	args, err := objectArgs(call.Name, call.Arguments)
-	if err != nil {
-		return failed(err.Error()), nil
-	}
 	switch call.Name {
-	case ToolSearchName:
-		req, err := parseSearchRequest(args)
+	case ToolSearchCodeName:
+		code, reps, err := decodeCode(call.Arguments)
+		r.noteRepairs(call.ID, ViaCode, opToolSearchCode, "", reps)
 		if err != nil {
-			r.searches.Add(1)
-			r.record(Record{Type: RecordSearch, Search: &SearchInfo{CallID: call.ID, Via: ViaToolCall, Error: err.Error()}})
+			return failed(err.Error()), nil
+		}
+		return r.runCode(ctx, call.ID, code)
+	case ToolSearchName:
+		req, err := decodeSearch(opToolSearch, call.Arguments)
+		if err != nil {
+			r.searchRefused(call.ID, ViaToolCall, err)
 			return failed(err.Error()), nil
 		}
 		hits, err := r.search(ctx, call.ID, ViaToolCall, req)
@@ -145,7 +190,8 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		}
 		return jsonResult(hits), nil
 	case ToolDescribeName:
-		id, err := stringArg(args, "id", "toolId", "name")
+		id, reps, err := decodeDescribe(call.Arguments)
+		r.noteRepairs(call.ID, ViaToolCall, opToolDescribe, "", reps)
 		if err != nil {
 			return failed(err.Error()), nil
 		}
@@ -155,15 +201,12 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		}
 		return jsonResult(d), nil
 	case ToolCallName:
-		id, err := stringArg(args, "id", "toolId", "name")
+		req, err := decodeCall(call.Arguments)
 		if err != nil {
+			r.noteRepairs(call.ID, ViaToolCall, opToolCall, "", req.repairs)
 			return failed(err.Error()), nil
 		}
-		input := args["args"]
-		if input == nil {
-			input = args["input"]
-		}
-		hc, out, err := r.callCatalog(ctx, call.ID, ViaToolCall, id, input)
+		hc, out, err := r.callCatalog(ctx, opToolCall, call.ID, ViaToolCall, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -209,80 +252,15 @@ func jsonResult(v any) *CallResult {
 	return &CallResult{Content: prettyJSON(raw), Details: raw}
 }
 
-func objectArgs(tool string, raw json.RawMessage) (map[string]json.RawMessage, error) {
-	raw, ok := normalizeArgs(raw)
-	var args map[string]json.RawMessage
-	if !ok || json.Unmarshal(raw, &args) != nil || args == nil {
-		return nil, fmt.Errorf("Invalid arguments for %s: expected a JSON object.", tool)
-	}
-	return args, nil
-}
-
-// stringArg reads the first present key as a non-empty string.
-func stringArg(args map[string]json.RawMessage, keys ...string) (string, error) {
-	for _, k := range keys {
-		raw, ok := args[k]
-		if !ok || isNull(raw) {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" {
-			break
-		}
-		return strings.TrimSpace(s), nil
-	}
-	return "", fmt.Errorf("%s must be a non-empty string.", keys[0])
-}
-
 func isNull(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
 }
 
-// searchRequest is a search as tool_search or openclaw.tools.search asked for it.
-type searchRequest struct {
-	queries []string
-	limit   int // 0: the configured default
-}
-
-// parseSearchRequest reads {query, limit?} or {queries: [...], limit?}. limit must be a positive integer;
-// larger than maxSearchLimit is capped later.
-func parseSearchRequest(args map[string]json.RawMessage) (searchRequest, error) {
-	var req searchRequest
-	if raw, ok := args["query"]; ok && !isNull(raw) {
-		var q string
-		if json.Unmarshal(raw, &q) != nil {
-			return req, errors.New("query must be a string.")
-		}
-		req.queries = append(req.queries, q)
-	}
-	if raw, ok := args["queries"]; ok && !isNull(raw) {
-		var qs []string
-		if json.Unmarshal(raw, &qs) != nil {
-			return req, errors.New("queries must be an array of strings.")
-		}
-		req.queries = append(req.queries, qs...)
-	}
-	if req.queries == nil {
-		return req, errors.New("query must be a string.")
-	}
-	if len(req.queries) > catalog.MaxBatchQueries {
-		return req, catalog.ErrTooManyQueries
-	}
-	if raw, ok := args["limit"]; ok && !isNull(raw) {
-		raw = bytes.TrimSpace(raw)
-		var n json.Number
-		// json.Number would also take the string "3"; a limit must be a JSON number.
-		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || json.Unmarshal(raw, &n) != nil {
-			return req, catalog.ErrInvalidLimit
-		}
-		u, ok := positiveInteger(n)
-		if !ok {
-			return req, catalog.ErrInvalidLimit
-		}
-		req.limit = int(min(u, math.MaxInt32))
-	}
-	return req, nil
+// searchRefused counts and logs a search request that could not be read: the model did try to search.
+func (r *Run) searchRefused(callID string, via Via, err error) {
+	r.searches.Add(1)
+	r.record(Record{Type: RecordSearch, Search: &SearchInfo{CallID: callID, Via: via, Error: err.Error()}})
 }
 
 // search runs a search against the run's catalog and drops hits the policy denies now.
@@ -335,17 +313,17 @@ func (r *Run) describe(callID string, via Via, id string) (*catalog.Description,
 
 // callCatalog resolves a catalog tool by exact id or unique name and runs it through the pipeline under a
 // hidden call id. err is a lookup error (unknown or ambiguous tool) or, when ctx ended, ctx's error.
-func (r *Run) callCatalog(ctx context.Context, parentID string, via Via, idOrName string, args json.RawMessage) (*HiddenCall, *outcome, error) {
-	t, err := r.cat.Lookup(idOrName)
+func (r *Run) callCatalog(ctx context.Context, o op, parentID string, via Via, req callRequest) (*HiddenCall, *outcome, error) {
+	t, err := r.cat.Lookup(req.id)
 	if err != nil {
+		r.noteRepairs(parentID, via, o, "", req.repairs)
 		return nil, nil, err
 	}
 	hid := fmt.Sprintf("%s:%s:%s:%d", ToolSearchCodeName, safeCallID(parentID), t.Name, r.seq.Add(1))
-	out, err := r.invoke(ctx, t, r.invocation(hid, parentID, via, args))
+	out, err := r.callTool(ctx, o, t, r.invocation(hid, parentID, via), req.args, req.repairs)
 	if err != nil {
 		return nil, nil, err
 	}
-	r.countCall(callRecord(hid, parentID, via, out))
 	return &HiddenCall{
 		ID: hid, ParentID: parentID, ToolID: t.ID(), Name: t.Name, Source: t.Source, SourceName: t.SourceName,
 		Arguments: out.args, Result: *outcomeResult(out),

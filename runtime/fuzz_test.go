@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -46,13 +47,14 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-// FuzzSearchRequest: the bridge's decoding of openclaw.tools.search / tool_search arguments never panics, and
-// every failure is one of the documented errors.
+// FuzzSearchRequest: decoding tool_search / openclaw.tools.search requests never panics, and every failure is
+// one of the documented errors or a refusal that shows the right shape.
 func FuzzSearchRequest(f *testing.F) {
 	for _, seed := range []string{`{"query":"x"}`, `{"query":"x","limit":3}`, `{"queries":["a","b"],"limit":1.5}`,
 		`{"query":1}`, `{"limit":"3","query":"q"}`, `{"query":"q","limit":-0}`, `{"query":"q","limit":1e400}`,
 		`{"queries":[1,2]}`, `{"query":null,"queries":null}`, `{"query":"q","limit":[]}`, `{"query":"q","limit":true}`,
-		`{"queries":["a","a","a","a","a","a","a","a","a","a","a","a","a","a","a","a","a"]}`, `{"query":"q","limit": 7 }`} {
+		`{"queries":["a","a","a","a","a","a","a","a","a","a","a","a","a","a","a","a","a"]}`, `{"query":"q","limit": 7 }`,
+		`{"query":"q","max":3}`, `{"query":"a","query":"b"}`, `"q"`, `[]`} {
 		f.Add([]byte(seed))
 	}
 	documented := map[string]bool{
@@ -62,13 +64,9 @@ func FuzzSearchRequest(f *testing.F) {
 		catalog.ErrTooManyQueries.Error():      true,
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var args map[string]json.RawMessage
-		if json.Unmarshal(raw, &args) != nil || args == nil {
-			return
-		}
-		req, err := parseSearchRequest(args)
+		req, err := decodeSearch(opToolSearch, raw)
 		if err != nil {
-			if !documented[err.Error()] {
+			if !documented[err.Error()] && !refusal(opToolSearch, err) {
 				t.Fatalf("undocumented error %q", err)
 			}
 			return
@@ -80,4 +78,72 @@ func FuzzSearchRequest(f *testing.F) {
 			t.Fatalf("negative limit %d accepted", req.limit)
 		}
 	})
+}
+
+func refusal(o op, err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "Invalid arguments for "+string(o)+": ") && strings.HasSuffix(msg, "Expected "+o.shape()+".")
+}
+
+// FuzzCallRequest: whatever the model sends to tool_call, decoding never panics; a decoded request has an id; a
+// refusal shows the right shape; the arguments a tool gets are always one JSON object, and a well-formed
+// request is never "repaired".
+func FuzzCallRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"echo","args":{"message":"hi"}}`, `{"id":"echo","arguments":{"message":"hi"}}`,
+		`{"id":"echo","args":"{\"message\":\"hi\"}"}`, `{"id":"echo","args":{"id":"echo","args":{"message":"hi"}}}`,
+		`{"args":{"id":"echo","arguments":{"message":"hi"}}}`, `{"id":"echo","args":{},"arguments":{}}`,
+		`{"id":"echo","bogus":1}`, `{"id":"echo","message":"hi"}`, `{"id":5}`, `{"name":"echo","input":{}}`,
+		`{"id":"echo","args":""}`, `{"id":"echo","args":[1]}`, `{"id":"echo","args":"[1]"}`, `{"id":"echo","args":{"args":{"args":{}}}}`,
+		`{"id":"echo","id":"other"}`, `null`, `{`, `{"id":"echo","args":{"message":"hi","args":1}}`,
+	} {
+		f.Add([]byte(seed), true)
+		f.Add([]byte(seed), false)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, declares bool) {
+		req, err := decodeCall(raw)
+		if err != nil {
+			if !refusal(opToolCall, err) {
+				t.Fatalf("refusal without the shape: %q", err)
+			}
+			return
+		}
+		if strings.TrimSpace(req.id) == "" {
+			t.Fatal("a request without an id was accepted")
+		}
+		tool := &catalog.Tool{Source: catalog.SourceMCP, SourceName: "s", Name: "echo"}
+		if declares {
+			tool.Parameters = json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}}}`)
+		}
+		args, reps, err := toolArgs(opToolCall, tool, req.args, func(s string) bool { return s == "echo" })
+		if err != nil {
+			return
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(args, &obj) != nil || obj == nil {
+			t.Fatalf("the tool would get %s, not a JSON object", args)
+		}
+		if wellFormed(raw) && len(req.repairs)+len(reps) > 0 {
+			t.Fatalf("a well-formed request was repaired: %+v %+v", req.repairs, reps)
+		}
+	})
+}
+
+// wellFormed: exactly {"id": string, "args": object} whose args are not themselves a request.
+func wellFormed(raw []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil || len(top) != 2 || top["id"] == nil || top["args"] == nil {
+		return false
+	}
+	var id string
+	var args map[string]json.RawMessage
+	if json.Unmarshal(top["id"], &id) != nil || json.Unmarshal(top["args"], &args) != nil || args == nil {
+		return false
+	}
+	for k := range args {
+		if !contains(idNames, k) && !contains(argsNames, k) {
+			return true
+		}
+	}
+	return len(args) == 0
 }

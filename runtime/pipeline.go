@@ -107,22 +107,16 @@ func (o *outcome) isError() bool { return o.result == nil || o.result.IsError }
 // emptyObjectSchema is the schema of a tool that declares no parameters.
 const emptyObjectSchema = `{"type":"object","properties":{}}`
 
-// invoke is the one call pipeline every mode uses: policy → availability → approval → hooks → input validation →
-// output contract compiled → the tool → output contract checked → (the caller logs and counts). A Go error is
-// returned only when ctx ended; everything else is an outcome.
+// invoke is the one call pipeline: policy → availability → approval → hooks → input validation → output
+// contract compiled → the tool → output contract checked → (the caller logs and counts). inv.Arguments is
+// already a JSON object: what the model sent was made into one by toolArgs. A Go error is returned only when
+// ctx ended; everything else is an outcome.
 func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*outcome, error) {
 	start := time.Now()
-	out := &outcome{tool: tool}
+	out := &outcome{tool: tool, args: inv.Arguments}
 	defer func() { out.duration = time.Since(start) }()
 	id := tool.ID()
-
-	args, ok := normalizeArgs(inv.Arguments)
-	if !ok {
-		out.failure = fmt.Sprintf("Invalid arguments for %s: not valid JSON.", id)
-		return out, nil
-	}
-	inv.Arguments, inv.Tool = args, tool
-	out.args = args
+	inv.Tool = tool
 
 	if !r.allowed(tool) {
 		out.failure, out.blocked = fmt.Sprintf("Tool call blocked: %s is not allowed by policy.", id), true
@@ -173,8 +167,11 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		out.failure = fmt.Sprintf(`Tool "%s" has an invalid input schema.`, id)
 		return out, nil
 	}
-	if problem := validateJSON(in, inv.Arguments); problem != "" {
+	if value, issues, problem := checkJSON(in, inv.Arguments); problem != "" || len(issues) > 0 {
 		out.failure = fmt.Sprintf("Invalid arguments for %s: %s", id, problem)
+		if problem == "" {
+			out.failure = invalidArguments(tool, r.inputHint(tool), value, issues)
+		}
 		return out, nil
 	}
 	// The output contract is compiled before the tool runs: a broken contract must not turn a side effect that

@@ -181,7 +181,7 @@ func TestHookRewriteIsValidated(t *testing.T) {
 	res := execute(t, run, "1", "traced", map[string]string{"marker": "x"})
 	assert.True(t, res.IsError)
 	assert.False(t, res.Blocked)
-	assert.Contains(t, res.Content, "missing property 'marker'")
+	assert.Contains(t, res.Content, `missing required property "marker" (string); given no properties`)
 	assert.Empty(t, tr.get())
 }
 
@@ -230,18 +230,19 @@ func TestInputValidation(t *testing.T) {
 		args string
 		want string
 	}{
-		{`{}`, "at /: missing property 'marker'"},
-		{`{"marker": 3}`, "at /marker: got number, want string"},
-		{`{"marker": "x", "extra": 1}`, "at /: additional properties 'extra' not allowed"},
-		{`[1]`, "at /: got array, want object"},
-		{`{"marker":`, "not valid JSON"},
+		{`{}`, `at /: missing required property "marker" (string); given no properties. Expected input: { marker: string }`},
+		{`{"msg": "x"}`, `at /: missing required property "marker" (string); given property "msg"; ` +
+			`at /: unexpected property "msg" (the schema allows no others). Expected input: { marker: string }`},
+		{`{"marker": 3}`, `at /marker: expected string, given 3 (number). Expected input: { marker: string }`},
+		{`{"marker": "x", "extra": 1}`, `at /: unexpected property "extra" (the schema allows no others). Expected input: { marker: string }`},
+		{`[1]`, `expected a JSON object of arguments, not an array.`},
+		{`{"marker":`, `not valid JSON.`},
 	}
 	for _, tt := range tests {
 		res, err := run.Execute(context.Background(), runtime.ToolCall{ID: "1", Name: "traced", Arguments: json.RawMessage(tt.args)})
 		require.NoError(t, err)
 		assert.True(t, res.IsError, tt.args)
-		assert.Contains(t, res.Content, "Invalid arguments for openclaw:core:traced: ", tt.args)
-		assert.Contains(t, res.Content, tt.want, tt.args)
+		assert.Equal(t, "Invalid arguments for openclaw:core:traced: "+tt.want, res.Content, tt.args)
 	}
 	assert.Empty(t, tr.get(), "invalid arguments never reach the tool")
 

@@ -92,13 +92,15 @@ type Run struct {
 	searches, describes, calls atomic.Int64
 	seq                        atomic.Int64 // numbers hidden calls
 
-	mu        sync.Mutex // guards the fields below
-	callLog   []CallRecord
-	usage     SandboxUsage
-	requests  []RequestStats
-	records   []Record
-	closed    bool
-	flushErrs []error
+	mu          sync.Mutex // guards the fields below
+	callLog     []CallRecord
+	repairs     []Repair
+	repairCount int64
+	usage       SandboxUsage
+	requests    []RequestStats
+	records     []Record
+	closed      bool
+	flushErrs   []error
 }
 
 // ConflictError reports tools the model could not tell apart by name. It matches ErrToolConflict.

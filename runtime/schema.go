@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -97,43 +96,4 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile(schemaURL)
-}
-
-// validateJSON checks raw (empty means null) against schema and returns a short description of what is wrong,
-// or "" when it is valid.
-func validateJSON(schema *jsonschema.Schema, raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("null")
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return "not valid JSON: " + err.Error()
-	}
-	err = schema.Validate(v)
-	if err == nil {
-		return ""
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var issues []string
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "/"
-		}
-		issues = append(issues, "at "+loc+": "+u.Error.String())
-		if len(issues) == maxValidationIssues {
-			issues = append(issues, "...")
-			break
-		}
-	}
-	if len(issues) == 0 {
-		return "does not match the schema"
-	}
-	return strings.Join(issues, "; ")
 }

@@ -24,6 +24,7 @@ const (
 	RecordDescribe   RecordType = "describe"   // Describe: one describe
 	RecordCall       RecordType = "call"       // Call: one final tool call, with its id and source
 	RecordCode       RecordType = "code"       // Code: one tool_search_code execution
+	RecordRepair     RecordType = "repair"     // Repair: one mistake in the model's request, repaired
 	RecordTranscript RecordType = "transcript" // Transcript: a call or result; hidden pairs follow their wrapper's result
 	RecordRunEnd     RecordType = "run_end"    // Telemetry: the run's totals
 )
@@ -42,6 +43,7 @@ type Record struct {
 	Describe   *DescribeInfo    `json:"describe,omitempty"`
 	Call       *CallRecord      `json:"call,omitempty"`
 	Code       *CodeInfo        `json:"code,omitempty"`
+	Repair     *Repair          `json:"repair,omitempty"`
 	Transcript *TranscriptEntry `json:"transcript,omitempty"`
 	Telemetry  *Telemetry       `json:"telemetry,omitempty"`
 	Data       json.RawMessage  `json:"data,omitempty"`

@@ -59,20 +59,24 @@ type RequestStats struct {
 	ToolCount   int `json:"toolCount"`   // tool definitions declared
 }
 
-// Telemetry is a snapshot of a run: what was sent, what the catalog held, what the model searched and called.
+// Telemetry is a snapshot of a run: what the model was shown, what it searched, described and called, what
+// was repaired, and what the sandbox and the provider requests cost.
 type Telemetry struct {
-	Mode          Mode           `json:"mode"`
-	RequestedMode Mode           `json:"requestedMode"`
-	NotApplied    string         `json:"notApplied,omitempty"`
-	CatalogSize   int            `json:"catalogSize"`
-	Sources       SourceCounts   `json:"sources"`
-	VisibleTools  int            `json:"visibleTools"`
-	SearchCount   int64          `json:"searchCount"`
-	DescribeCount int64          `json:"describeCount"`
-	CallCount     int64          `json:"callCount"`
-	Calls         []CallRecord   `json:"calls"`
-	Sandbox       SandboxUsage   `json:"sandbox"`
-	Requests      []RequestStats `json:"requests"`
+	Mode          Mode         `json:"mode"`
+	RequestedMode Mode         `json:"requestedMode"`
+	NotApplied    string       `json:"notApplied,omitempty"`
+	CatalogSize   int          `json:"catalogSize"`
+	Sources       SourceCounts `json:"sources"`
+	VisibleTools  int          `json:"visibleTools"`
+	SearchCount   int64        `json:"searchCount"`
+	DescribeCount int64        `json:"describeCount"`
+	CallCount     int64        `json:"callCount"`
+	Calls         []CallRecord `json:"calls"`
+	// RepairCount is how many mistakes in the model's requests were repaired (see Repair); Repairs lists them.
+	RepairCount int64          `json:"repairCount"`
+	Repairs     []Repair       `json:"repairs"`
+	Sandbox     SandboxUsage   `json:"sandbox"`
+	Requests    []RequestStats `json:"requests"`
 }
 
 // Telemetry returns a snapshot of the run's counters and records.
@@ -90,6 +94,8 @@ func (r *Run) Telemetry() Telemetry {
 		DescribeCount: r.describes.Load(),
 		CallCount:     r.calls.Load(),
 		Calls:         append([]CallRecord{}, r.callLog...),
+		RepairCount:   r.repairCount,
+		Repairs:       append([]Repair{}, r.repairs...),
 		Sandbox:       r.usage,
 		Requests:      append([]RequestStats{}, r.requests...),
 	}
@@ -138,4 +144,21 @@ func (r *Run) addUsage(u SandboxUsage) {
 	r.usage.Fuel += u.Fuel
 	r.usage.Wall += u.Wall
 	r.usage.PeakMemoryBytes = max(r.usage.PeakMemoryBytes, u.PeakMemoryBytes)
+}
+
+// noteRepairs records the mistakes repaired in one request of the model, in the telemetry, the session log and
+// the log, so that a deployment can see which mistakes its model makes.
+func (r *Run) noteRepairs(callID string, via Via, o op, toolID string, reps []repair) {
+	for _, rp := range reps {
+		rec := Repair{CallID: callID, Via: via, Op: string(o), ToolID: toolID, Kind: rp.kind, Detail: rp.detail}
+		r.mu.Lock()
+		r.repairCount++
+		if len(r.repairs) < maxCallRecords {
+			r.repairs = append(r.repairs, rec)
+		}
+		r.mu.Unlock()
+		r.record(Record{Type: RecordRepair, Repair: &rec})
+		r.rt.log.Info("tool search: repaired a request", "session", r.req.SessionID, "run", r.req.RunID,
+			"call", callID, "op", o, "tool", toolID, "kind", rp.kind, "detail", rp.detail)
+	}
 }

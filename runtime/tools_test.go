@@ -52,7 +52,7 @@ func TestToolSearch(t *testing.T) {
 	assert.Equal(t, catalog.ErrTooManyQueries.Error(), res.Content)
 
 	tel := run.Telemetry()
-	assert.EqualValues(t, 17, tel.SearchCount, "each query counts, malformed requests too")
+	assert.EqualValues(t, 19, tel.SearchCount, "each query counts, malformed requests too")
 }
 
 func TestToolDescribe(t *testing.T) {
@@ -79,7 +79,7 @@ func TestToolDescribe(t *testing.T) {
 	assert.Contains(t, res.Content, "openclaw:core:web_search")
 
 	res = execute(t, run, "4", runtime.ToolDescribeName, map[string]string{})
-	assert.Equal(t, "id must be a non-empty string.", res.Content)
+	assert.Equal(t, `Invalid arguments for tool_describe: "id" is missing. Expected {"id": "<tool id>"}.`, res.Content)
 	assert.EqualValues(t, 3, run.Telemetry().DescribeCount)
 }
 
@@ -114,7 +114,8 @@ func TestToolCallEnvelope(t *testing.T) {
 	// By unique name, without args: the schema requires marker, so the call fails validation.
 	res = execute(t, run, "call_10", runtime.ToolCallName, map[string]any{"id": "fake_plugin_tool_01"})
 	assert.True(t, res.IsError)
-	assert.Contains(t, res.Content, "Invalid arguments for openclaw:fake-plugin:fake_plugin_tool_01: at /: missing property 'marker'")
+	assert.Equal(t, `Invalid arguments for openclaw:fake-plugin:fake_plugin_tool_01: at /: missing required property "marker" (string); `+
+		`given no properties. Expected input: { marker: string }`, res.Content)
 	require.Len(t, res.Hidden, 1)
 	assert.Equal(t, "tool_search_code:call_10:fake_plugin_tool_01:2", res.Hidden[0].ID)
 
