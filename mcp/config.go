@@ -49,9 +49,9 @@ type ServerConfig struct {
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("mcp config")
 
-// ParseConfig reads a config document: a JSON object with comments and trailing commas allowed (the format of
-// toolsearch's config file), whose "mcpServers" object lists the servers. Other keys are ignored, so the same
-// file can hold tools.toolSearch. A document without "mcpServers" has no servers. The result is validated.
+// ParseConfig reads a config document: a JSON5 object (JSON plus comments, trailing commas, unquoted keys: the format
+// of toolsearch's config file), whose "mcpServers" object lists the servers. Other keys are ignored, so the same file
+// can hold tools.toolSearch. A document without "mcpServers" has no servers. The result is validated.
 func ParseConfig(data []byte) (*Config, error) {
 	f, err := runtime.ParseConfigFile("", data)
 	if err != nil {

@@ -5,7 +5,7 @@
 // # MCP servers as a catalog source
 //
 // A Config is the "mcpServers" section that Claude Desktop, Cursor and most MCP clients use, so an existing one
-// can be pasted as it is (ParseConfig accepts comments and trailing commas):
+// can be pasted as it is (ParseConfig reads JSON5: comments, trailing commas, unquoted keys):
 //
 //	{"mcpServers": {
 //	  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "/tmp/m.jsonl"}},

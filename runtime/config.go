@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/json5"
 )
 
 // Mode is what the model sees of a large catalog.
@@ -461,22 +463,17 @@ func positiveInteger(n json.Number) (uint64, bool) {
 	return uint64(f), true
 }
 
-// decodeConfigValue decodes raw with numbers kept as json.Number; empty input is nil (unset).
+// decodeConfigValue decodes JSON or JSON5 with numbers as json.Number (Infinity and NaN included); empty input
+// is nil (unset).
 func decodeConfigValue(raw json.RawMessage) (any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, errors.New("not valid JSON: " + err.Error())
+	v, err := json5.Parse(raw)
+	if err != nil {
+		return nil, errors.New("not valid JSON5: " + err.Error())
 	}
-	if dec.More() {
-		return nil, errors.New("not valid JSON: extra data after the value")
-	}
-	return v, nil
+	return v.Interface(), nil
 }
 
 func describeJSON(v any) string {

@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/tailscale/hujson"
+	"github.com/toolsearch/toolsearch/internal/json5"
 )
 
 // ToolSearchKey is the config key of Tool Search, in the dotted form `toolsearch config` takes.
@@ -37,17 +38,19 @@ func DefaultConfigPath(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "toolsearch", "config.json"), nil
 }
 
-// ConfigFile is a config file in JSON with comments and trailing commas (JWCC, parsed with hujson), loaded for
-// reading and for editing in place: Set changes one value and Save writes the file back with every comment and,
-// as far as possible, the layout it had. A ConfigFile is not safe for concurrent use.
+// ConfigFile is a config file in JSON5 (JSON plus comments, trailing commas, unquoted keys, single-quoted
+// strings, hexadecimal numbers, Infinity and NaN: the format OpenClaw's own examples are written in), loaded for
+// reading and for editing in place. Set changes the bytes of one value and nothing else, or adds a member in the
+// file's own style; Save writes the file back. A ConfigFile is not safe for concurrent use.
 type ConfigFile struct {
-	path      string
-	value     hujson.Value
-	exists    bool
-	canonical bool // the file was already laid out as hujson.Format lays it out, so formatting after edits is safe
+	path   string
+	src    []byte
+	root   *json5.Value
+	exists bool
 }
 
-// LoadConfigFile reads path. A missing file is not an error: it loads as an empty object and Save creates it.
+// LoadConfigFile reads path. A missing file is not an error: it loads as an empty object, Exists reports false,
+// and Save creates it. A command that only reads should treat a missing file as an error (see Exists).
 func LoadConfigFile(path string) (*ConfigFile, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -61,26 +64,33 @@ func LoadConfigFile(path string) (*ConfigFile, error) {
 	return ParseConfigFile(path, data)
 }
 
-// ParseConfigFile parses data as the content of the config file at path. Empty data is an empty object.
+// ParseConfigFile parses data as the content of the config file at path. A file with nothing but white space
+// and comments is an empty object.
 func ParseConfigFile(path string, data []byte) (*ConfigFile, error) {
-	f := &ConfigFile{path: path, exists: true}
+	f := &ConfigFile{path: path, exists: true, src: bytes.Clone(data)}
 	if len(bytes.TrimSpace(data)) == 0 {
-		f.value, _ = hujson.Parse([]byte("{}"))
-		f.canonical = true
-		return f, nil
+		f.src = []byte("{}\n")
 	}
-	// hujson's syntax tree aliases its input and Format edits in place, so each parse gets its own copy.
-	v, err := hujson.Parse(bytes.Clone(data))
+	root, err := json5.Parse(f.src)
+	var syntax *json5.SyntaxError
+	if errors.As(err, &syntax) && syntax.Offset == len(f.src) && onlyComments(f.src) {
+		f.src = append(f.src, "\n{}\n"...)
+		root, err = json5.Parse(f.src)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	if _, ok := v.Value.(*hujson.Object); !ok {
+	if root.Kind != json5.Object {
 		return nil, fmt.Errorf("config %s: the top level must be an object", path)
 	}
-	formatted, err := hujson.Format(bytes.Clone(data))
-	f.canonical = err == nil && bytes.Equal(bytes.TrimSpace(formatted), bytes.TrimSpace(data))
-	f.value = v
+	f.root = root
 	return f, nil
+}
+
+// onlyComments reports whether src holds comments and white space and nothing else.
+func onlyComments(src []byte) bool {
+	_, err := json5.Parse(append(bytes.Clone(src), "\nnull"...))
+	return err == nil
 }
 
 // Path is the file's path.
@@ -90,81 +100,87 @@ func (f *ConfigFile) Path() string { return f.path }
 func (f *ConfigFile) Exists() bool { return f.exists }
 
 // Bytes is the file's content as Save would write it.
-func (f *ConfigFile) Bytes() []byte { return f.value.Pack() }
+func (f *ConfigFile) Bytes() []byte { return bytes.Clone(f.src) }
 
-// Get returns the value at a dotted key ("tools.toolSearch.mode") as standard JSON, comments removed. ok is
-// false when the key is not set.
+// Get returns the value at a dotted key ("tools.toolSearch.mode") as standard JSON, comments removed, Infinity
+// and NaN written as null (as JavaScript's JSON.stringify does). ok is false when the key is not set.
 func (f *ConfigFile) Get(key string) (value json.RawMessage, ok bool, err error) {
-	ptr, err := pointer(key)
-	if err != nil {
+	v, err := f.find(key)
+	if v == nil || err != nil {
 		return nil, false, err
 	}
-	found := f.value.Find(ptr)
-	if found == nil {
-		return nil, false, nil
+	return json.RawMessage(v.JSON()), true, nil
+}
+
+// find returns the value at key, or nil.
+func (f *ConfigFile) find(key string) (*json5.Value, error) {
+	path, err := splitKey(key)
+	if err != nil {
+		return nil, err
 	}
-	v := found.Clone()
-	v.Standardize()
-	v.BeforeExtra, v.AfterExtra = nil, nil
-	return json.RawMessage(bytes.TrimSpace(v.Pack())), true, nil
+	return f.root.Find(path), nil
 }
 
 // ToolSearch resolves tools.toolSearch with ParseConfig.
 func (f *ConfigFile) ToolSearch() (Config, error) {
-	raw, _, err := f.Get(ToolSearchKey)
-	if err != nil {
-		return DefaultConfig(), err
-	}
-	return ParseConfig(raw)
+	return ParseConfig(f.rawAt(ToolSearchKey))
 }
 
-// Set sets the value at a dotted key, creating the objects on its path. value is standard JSON. When the edit
+// CheckToolSearch resolves tools.toolSearch with CheckConfig: unknown keys and modes are errors too, and every
+// clamped value has a warning.
+func (f *ConfigFile) CheckToolSearch() (Config, []string, error) {
+	return CheckConfig(f.rawAt(ToolSearchKey))
+}
+
+// rawAt returns the JSON5 text of the value at key (nil when unset), so that what JSON cannot spell (Infinity)
+// reaches ParseConfig as written.
+func (f *ConfigFile) rawAt(key string) json.RawMessage {
+	v, _ := f.find(key)
+	if v == nil {
+		return nil
+	}
+	return json.RawMessage(f.src[v.Start:v.End])
+}
+
+// Set sets the value at a dotted key, creating the objects on its path; value is JSON or JSON5. When the edit
 // touches tools.toolSearch, the result must pass CheckConfig; otherwise nothing changes and the error says why.
 // The warnings name every value the runtime will clamp, and what to. Setting a key below tools.toolSearch while
-// it is true or false turns it into {"enabled": <it>, ...}, so the edit does not silently switch Tool Search on
+// it is true or false turns it into {enabled: <it>, ...}, so the edit does not silently switch Tool Search on
 // or off.
 func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, err error) {
-	if err := f.set(key, value, &warnings); err != nil {
+	path, err := splitKey(key)
+	if err != nil {
 		return nil, err
 	}
-	return warnings, nil
-}
-
-func (f *ConfigFile) set(key string, value json.RawMessage, warnings *[]string) error {
-	if _, err := pointer(key); err != nil {
-		return err
+	if _, err := json5.Parse(value); err != nil {
+		return nil, fmt.Errorf("config: the value for %s is not valid JSON5: %w", key, err)
 	}
-	if !json.Valid(value) {
-		return fmt.Errorf("config: the value for %s is not valid JSON", key)
-	}
-	// Clone drops the empty markers hujson uses for trailing commas; a reparse keeps them.
-	next, err := hujson.Parse(f.value.Pack())
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	parts := strings.Split(key, ".")
-	for i := 1; i < len(parts); i++ {
-		if err := ensureObject(&next, parts[:i]); err != nil {
-			return err
+	src := f.src
+	if ts := f.root.Find([]string{"tools", "toolSearch"}); ts != nil && ts.Kind == json5.Bool &&
+		strings.HasPrefix(key, ToolSearchKey+".") {
+		if src, err = json5.Set(src, []string{"tools", "toolSearch"}, []byte(fmt.Sprintf("{enabled: %t}", ts.Bool))); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
 		}
 	}
-	if err := setMember(&next, parts, value); err != nil {
-		return err
+	src, err = json5.Set(src, path, value)
+	var pathErr *json5.PathError
+	if errors.As(err, &pathErr) {
+		return nil, fmt.Errorf("config: cannot set %s: %w", key, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	next, err := ParseConfigFile(f.path, src)
+	if err != nil {
+		return nil, err // an edit never makes a file unreadable; this is a bug if it happens
 	}
 	if touches(key, ToolSearchKey) {
-		probe := &ConfigFile{value: next}
-		raw, _, _ := probe.Get(ToolSearchKey)
-		_, w, err := CheckConfig(raw)
-		if err != nil {
-			return err
+		if _, warnings, err = next.CheckToolSearch(); err != nil {
+			return nil, err
 		}
-		*warnings = w
 	}
-	if f.canonical {
-		next.Format()
-	}
-	f.value = next
-	return nil
+	f.src, f.root = next.src, next.root
+	return warnings, nil
 }
 
 // Save writes the file atomically (a temporary file renamed over it), creating its directory. A new file is
@@ -210,111 +226,14 @@ func touches(key, other string) bool {
 	return key == other || strings.HasPrefix(other, key+".") || strings.HasPrefix(key, other+".")
 }
 
-// pointer turns a dotted key into a JSON Pointer (RFC 6901).
-func pointer(key string) (string, error) {
+// splitKey splits a dotted key into its path.
+func splitKey(key string) ([]string, error) {
 	if key == "" {
-		return "", errors.New("config: empty key")
+		return nil, errors.New("config: empty key")
 	}
-	var b strings.Builder
-	for _, part := range strings.Split(key, ".") {
-		if part == "" {
-			return "", fmt.Errorf("config: bad key %q: empty segment", key)
-		}
-		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(part))
+	parts := strings.Split(key, ".")
+	if slices.Contains(parts, "") {
+		return nil, fmt.Errorf("config: bad key %q: empty segment", key)
 	}
-	return b.String(), nil
-}
-
-// ensureObject makes the value at path an object, creating it if missing. Only tools.toolSearch may be
-// converted from a boolean; any other non-object on the path is an error rather than a silent overwrite.
-func ensureObject(root *hujson.Value, path []string) error {
-	ptr, _ := pointer(strings.Join(path, "."))
-	v := root.Find(ptr)
-	if v == nil {
-		return setMember(root, path, json.RawMessage("{}"))
-	}
-	switch t := v.Value.(type) {
-	case *hujson.Object:
-		return nil
-	case hujson.Literal:
-		if strings.Join(path, ".") == ToolSearchKey && (t.Kind() == 't' || t.Kind() == 'f') {
-			enabled, _ := json.Marshal(map[string]bool{"enabled": t.Bool()})
-			return setMember(root, path, enabled)
-		}
-		return fmt.Errorf("config: cannot set below %s: it is %s, not an object", strings.Join(path, "."), t)
-	}
-	return fmt.Errorf("config: cannot set below %s: it is not an object", strings.Join(path, "."))
-}
-
-// setMember sets path to value inside its parent object, which must exist. hujson's JSON Patch keeps every
-// comment where it belongs; a new member is then indented like its siblings and keeps a trailing comma if they
-// had one, so a hand-formatted file stays readable.
-func setMember(root *hujson.Value, path []string, value json.RawMessage) error {
-	parentKey := strings.Join(path[:len(path)-1], ".")
-	parent := root
-	if parentKey != "" {
-		ptr, _ := pointer(parentKey)
-		parent = root.Find(ptr)
-	}
-	if parent == nil {
-		return fmt.Errorf("config: %s does not exist", parentKey)
-	}
-	obj, ok := parent.Value.(*hujson.Object)
-	if !ok {
-		return fmt.Errorf("config: %s is not an object", parentKey)
-	}
-	before := len(obj.Members)
-	trailing := before > 0 && obj.Members[before-1].Value.AfterExtra != nil
-	nv, err := hujson.Parse(bytes.Clone(value))
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	nv.Format() // {"mode": "tools"} rather than {"mode":"tools"}, like the rest of a formatted file
-	ptr, _ := pointer(strings.Join(path, "."))
-	patch, err := json.Marshal([]struct {
-		Op    string          `json:"op"`
-		Path  string          `json:"path"`
-		Value json.RawMessage `json:"value"`
-	}{{"add", ptr, bytes.TrimSpace(nv.Pack())}})
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	if err := root.Patch(patch); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	if len(obj.Members) == before {
-		return nil // replaced in place
-	}
-	added := &obj.Members[before]
-	if before == 0 {
-		added.Value.BeforeExtra = hujson.Extra(" ")
-		return nil
-	}
-	prev := &obj.Members[before-1]
-	if indent, ok := indentOf(prev.Name.BeforeExtra); ok {
-		extra := added.Name.BeforeExtra
-		if i := bytes.LastIndexByte(extra, '\n'); i >= 0 && len(bytes.TrimSpace(extra[i:])) == 0 {
-			extra = extra[:i]
-		}
-		added.Name.BeforeExtra = append(append(hujson.Extra(nil), extra...), indent...)
-	} else if len(added.Name.BeforeExtra) == 0 {
-		added.Name.BeforeExtra = hujson.Extra(" ")
-	}
-	if len(bytes.TrimSpace(prev.Value.BeforeExtra)) == 0 {
-		added.Value.BeforeExtra = append(hujson.Extra(nil), prev.Value.BeforeExtra...)
-	}
-	if trailing && added.Value.AfterExtra == nil {
-		added.Value.AfterExtra = hujson.Extra{}
-	}
-	return nil
-}
-
-// indentOf returns the line break and indentation that precede a member, without any comment before them.
-func indentOf(extra hujson.Extra) ([]byte, bool) {
-	i := bytes.LastIndexByte(extra, '\n')
-	if i < 0 || len(bytes.TrimSpace(extra[i:])) > 0 {
-		return nil, false
-	}
-	return append([]byte(nil), extra[i:]...), true
+	return parts, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -120,7 +121,7 @@ func TestConfigFileSetRefusesBadValues(t *testing.T) {
 		{"tools.toolSearch", `"yes"`, `must be true, false or an object such as {mode: "tools"} (got "yes")`},
 		{"tools.toolSearch.enabled", `"yes"`, `enabled must be true or false (got "yes")`},
 		{"tools", `{"toolSearch": {"maxSearchLimit": 0}}`, "maxSearchLimit must be a positive integer from 1 to 50 (hits), for example 20 (got 0)"},
-		{"tools.profile.x", `1`, "cannot set below tools.profile"},
+		{"tools.profile.x", `1`, "cannot set tools.profile.x: tools.profile is a string, not an object"},
 		{"tools.toolSearch.mode", `{`, "not valid JSON"},
 	}
 	for _, tt := range tests {
@@ -177,11 +178,17 @@ func TestConfigFileSetBelowBoolean(t *testing.T) {
 	}
 }
 
-// A formatted file stays formatted; a hand-formatted one keeps its indentation and trailing commas.
+// A new key is written in the file's style: indentation, line breaks, trailing commas, key and string quotes.
 func TestConfigFileLayout(t *testing.T) {
 	tests := []struct{ name, in, want string }{
-		{"hujson format", "{\n\t\"a\": 1,\n}\n", "{\n\t\"a\":     1,\n\t\"tools\": {\"toolSearch\": {\"mode\": \"tools\"}},\n}\n"},
-		{"two spaces", "{\n  \"a\": 1\n}\n", "{\n  \"a\": 1,\n  \"tools\": {\"toolSearch\": {\"mode\": \"tools\"}}\n}\n"},
+		{"tabs and trailing commas", "{\n\t\"a\": 1,\n}\n",
+			"{\n\t\"a\": 1,\n\t\"tools\": {\n\t\t\"toolSearch\": {\n\t\t\t\"mode\": \"tools\",\n\t\t},\n\t},\n}\n"},
+		{"two spaces", "{\n  \"a\": 1\n}\n",
+			"{\n  \"a\": 1,\n  \"tools\": {\n    \"toolSearch\": {\n      \"mode\": \"tools\"\n    }\n  }\n}\n"},
+		{"one line", `{"a": 1}`, `{"a": 1, "tools": {"toolSearch": {"mode": "tools"}}}`},
+		{"JSON5 one line", `{ a: 'x' }`, `{ a: 'x', tools: { toolSearch: { mode: 'tools' } } }`},
+		{"comments only", "// nothing yet\n", "// nothing yet\n\n{\"tools\": {\"toolSearch\": {\"mode\": \"tools\"}}}\n"},
+		{"CRLF", "{\r\n  a: 1,\r\n}\r\n", "{\r\n  a: 1,\r\n  tools: {\r\n    toolSearch: {\r\n      mode: \"tools\",\r\n    },\r\n  },\r\n}\r\n"},
 		{"empty file", "", "{\"tools\": {\"toolSearch\": {\"mode\": \"tools\"}}}\n"},
 	}
 	for _, tt := range tests {
@@ -225,4 +232,106 @@ func TestDefaultConfigPath(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, got)
 	}
+}
+
+// The configuration examples of OpenClaw's Tool Search page, as written there (JSON5: unquoted keys, trailing
+// commas). Each loads, resolves, and edits in place.
+var openClawExamples = []struct {
+	name, src string
+	want      runtime.Config
+}{
+	{"code", `{ tools: { toolSearch: { mode: "code", codeTimeoutMs: 10000, searchDefaultLimit: 8, maxSearchLimit: 20, }, }, }`,
+		runtime.Config{Enabled: true, Mode: runtime.ModeCode}},
+	{"tools", `{ tools: { toolSearch: { mode: "tools", codeTimeoutMs: 10000, searchDefaultLimit: 8, maxSearchLimit: 20, }, }, }`,
+		runtime.Config{Enabled: true, Mode: runtime.ModeTools}},
+	{"directory", `{ tools: { toolSearch: { mode: "directory", codeTimeoutMs: 10000, searchDefaultLimit: 8, maxSearchLimit: 20, }, }, }`,
+		runtime.Config{Enabled: true, Mode: runtime.ModeDirectory}},
+	{"true", `{ tools: { toolSearch: true } }`, runtime.Config{Enabled: true}},
+	{"false", `{ tools: { toolSearch: false } }`, runtime.Config{}},
+}
+
+func TestOpenClawExamplesLoadAndEdit(t *testing.T) {
+	for _, ex := range openClawExamples {
+		t.Run(ex.name, func(t *testing.T) {
+			f, err := runtime.ParseConfigFile("openclaw.json5", []byte(ex.src))
+			require.NoError(t, err)
+			cfg, warnings, err := f.CheckToolSearch()
+			require.NoError(t, err)
+			assert.Empty(t, warnings)
+			assert.Equal(t, runtime.ResolveConfig(ex.want), cfg)
+
+			// One value edited: only its bytes change.
+			warnings, err = f.Set("tools.toolSearch.maxSearchLimit", json.RawMessage(`30`))
+			require.NoError(t, err)
+			assert.Empty(t, warnings)
+			got := string(f.Bytes())
+			if strings.Contains(ex.src, "maxSearchLimit: 20") {
+				assert.Equal(t, strings.Replace(ex.src, "maxSearchLimit: 20", "maxSearchLimit: 30", 1), got)
+			}
+			cfg, err = f.ToolSearch()
+			require.NoError(t, err)
+			assert.Equal(t, 30, cfg.MaxSearchLimit)
+			assert.Equal(t, ex.want.Enabled, cfg.Enabled, "setting a limit keeps Tool Search on or off as it was")
+
+			// A new key is written like the others: unquoted, with the file's spacing.
+			_, err = f.Set("tools.toolSearch.codeMaxCalls", json.RawMessage(`50`))
+			require.NoError(t, err)
+			assert.Contains(t, string(f.Bytes()), "codeMaxCalls: 50")
+			assert.NotContains(t, string(f.Bytes()), `"`+"codeMaxCalls")
+			_, err = f.Set("mcpServers.memory", json.RawMessage(`{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}`))
+			require.NoError(t, err)
+			assert.Contains(t, string(f.Bytes()), `mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } }`)
+			again, err := runtime.ParseConfigFile("openclaw.json5", f.Bytes())
+			require.NoError(t, err)
+			cfg, err = again.ToolSearch()
+			require.NoError(t, err)
+			assert.Equal(t, 50, cfg.CodeMaxCalls)
+		})
+	}
+}
+
+// JSON5 beyond JSON: every form loads, with the value JavaScript would give it.
+func TestConfigFileJSON5(t *testing.T) {
+	f, err := runtime.ParseConfigFile("c.json5", []byte(`// header
+{
+  /* block */ tools: {
+    'toolSearch': {
+      mode: 'tools',          // single quotes
+      codeTimeoutMs: 0x2710,  // hexadecimal: 10000
+      maxSearchLimit: +12,    // a leading plus
+      searchDefaultLimit: 4.,  // a trailing point
+      codeFuel: 5e6,
+      codeMaxCalls: Infinity, // as many as allowed
+    },
+  },
+  note: 'line \
+continued',
+  $dollar_key: .5,
+}`))
+	require.NoError(t, err)
+	cfg, warnings, err := f.CheckToolSearch()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"codeMaxCalls this large is above its maximum 1000: it will be clamped to 1000"}, warnings)
+	assert.Equal(t, runtime.ModeTools, cfg.Mode)
+	assert.Equal(t, 10000, cfg.CodeTimeoutMs)
+	assert.Equal(t, 12, cfg.MaxSearchLimit)
+	assert.Equal(t, 4, cfg.SearchDefaultLimit)
+	assert.Equal(t, uint64(5_000_000), cfg.CodeFuel)
+	assert.Equal(t, runtime.MaxCodeMaxCalls, cfg.CodeMaxCalls)
+	raw, ok, err := f.Get("note")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, `"line continued"`, string(raw))
+	raw, _, _ = f.Get("tools.toolSearch")
+	assert.JSONEq(t, `{"mode":"tools","codeTimeoutMs":10000,"maxSearchLimit":12,"searchDefaultLimit":4,
+		"codeFuel":5e6,"codeMaxCalls":null}`, string(raw), "Get is standard JSON; Infinity becomes null as in JSON.stringify")
+
+	_, err = runtime.ParseConfigFile("c.json5", []byte(`{ mode: NaN }`))
+	require.NoError(t, err, "NaN is JSON5")
+	_, _, err = runtime.CheckConfig(json.RawMessage(`{ codeTimeoutMs: NaN }`))
+	assert.ErrorContains(t, err, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got NaN)")
+	_, _, err = runtime.CheckConfig(json.RawMessage(`{ codeTimeoutMs: -Infinity }`))
+	assert.ErrorContains(t, err, "(got -Infinity)")
+	_, err = runtime.ParseConfigFile("c.json5", []byte("{\n  tools: {\n    toolSearch: { mode: tools },\n  },\n}"))
+	assert.ErrorContains(t, err, `c.json5: line 3, column 25: invalid literal "tools" (strings need quotes)`)
 }

@@ -45,3 +45,6 @@ func CloseSharedSandbox() {
 
 // SchemaCacheLen exposes how many compiled schemas a runtime holds.
 func (rt *Runtime) SchemaCacheLen() int { return rt.schemas.len() }
+
+// ResolveConfig applies defaults and clamps, as New does.
+func ResolveConfig(c Config) Config { return c.resolved() }

@@ -39,7 +39,7 @@ Progress and logs go to standard error.
 
 flags:
   --config FILE   the config file (default $TOOLSEARCH_CONFIG, else $XDG_CONFIG_HOME/toolsearch/config.json,
-                  else ~/.config/toolsearch/config.json); JSON with comments and trailing commas
+                  else ~/.config/toolsearch/config.json); JSON5 (JSON with comments, unquoted keys, ...)
   --mode MODE     code, tools or directory (default: tools.toolSearch.mode of the file, else code)
   --http ADDR     serve streamable HTTP at http://ADDR/mcp (for example 127.0.0.1:8931) instead of stdio
   --verbose       also log every run and call, and forward the servers' stderr
