@@ -1,0 +1,126 @@
+// Package textcut cuts text to a size computed at run time. Every cut in this module that a size decides goes
+// through it, so that none can go negative or split a UTF-8 sequence: a budget below zero counts as zero, and a
+// cut backs off to the start of the character it would have split (invalid bytes are cut like single characters).
+package textcut
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Prefix returns the longest prefix of s of at most n bytes that does not end inside a UTF-8 sequence.
+func Prefix[T ~string | ~[]byte](s T, n int) T {
+	if n >= len(s) {
+		return s
+	}
+	return s[:boundaryBefore(s, max(n, 0))]
+}
+
+// Suffix returns the longest suffix of s of at most n bytes that does not start inside a UTF-8 sequence.
+func Suffix[T ~string | ~[]byte](s T, n int) T {
+	if n >= len(s) {
+		return s
+	}
+	return s[boundaryAfter(s, len(s)-max(n, 0)):]
+}
+
+// boundaryBefore is the largest cut position <= i that does not split a valid UTF-8 sequence of s.
+func boundaryBefore[T ~string | ~[]byte](s T, i int) int {
+	// A valid sequence is at most utf8.UTFMax bytes long, so only the last few starts before i can straddle it.
+	for start := i; start > 0 && start > i-utf8.UTFMax; {
+		start--
+		if !utf8.RuneStart(s[start]) {
+			continue
+		}
+		if start+runeLen(s, start) > i {
+			return start
+		}
+		return i
+	}
+	return i
+}
+
+// boundaryAfter is the smallest cut position >= i that does not split a valid UTF-8 sequence of s.
+func boundaryAfter[T ~string | ~[]byte](s T, i int) int {
+	if j := boundaryBefore(s, i); j < i {
+		return j + runeLen(s, j)
+	}
+	return i
+}
+
+// runeLen is the length of the (possibly invalid, then 1-byte) sequence starting at s[i].
+func runeLen[T ~string | ~[]byte](s T, i int) int {
+	end := min(i+utf8.UTFMax, len(s))
+	_, size := utf8.DecodeRuneInString(string(s[i:end]))
+	return size
+}
+
+// isSpace reports what Collapse turns into a single space: white space and control characters, which carry no
+// words and cost escapes in JSON.
+func isSpace(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r)
+}
+
+// Words collapses every run of white space and control characters in s into one space, trims both ends, and, if
+// the result is longer than n bytes, cuts it at the last word boundary that leaves room for marker and appends
+// marker. A cut that would lose more than half of the room (one very long word) is made inside the word instead,
+// at a character boundary. The result is at most n bytes (at most n bytes of text and no marker when n cannot hold
+// the marker beside some text), and valid UTF-8: invalid bytes of s become U+FFFD. It reads only as much of s as it needs, so a
+// huge s costs no more than a short one.
+func Words(s string, n int, marker string) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(min(len(s), n+utf8.UTFMax))
+	space := false
+	for _, r := range s {
+		if isSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+		if b.Len() > n {
+			return cutWords(b.String(), n, marker)
+		}
+	}
+	return b.String()
+}
+
+// cutWords cuts collapsed text that is longer than n bytes.
+func cutWords(s string, n int, marker string) string {
+	room := n - len(marker)
+	if room <= 0 {
+		return strings.TrimRight(Prefix(s, n), " ")
+	}
+	head := Prefix(s, room)
+	// The cut is at a word boundary when the next character is a space or when head ends right before one.
+	if len(head) < len(s) && s[len(head)] != ' ' {
+		if i := strings.LastIndexByte(head, ' '); i >= room/2 {
+			head = head[:i]
+		}
+	}
+	return strings.TrimRight(head, " ") + marker
+}
+
+// HeadTail bounds s to n bytes by keeping its beginning and its end, about two thirds and one third of the room,
+// with marker(cut) between them, where cut is the number of bytes left out. marker's length must not decrease as
+// cut grows (a number in it, say): the room is computed for the longest marker it could need. When n cannot hold
+// the marker, HeadTail returns the prefix of s that fits.
+func HeadTail(s string, n int, marker func(cut int) string) string {
+	if n >= len(s) {
+		return s
+	}
+	room := n - len(marker(len(s)))
+	if room < 0 {
+		return Prefix(s, n)
+	}
+	head := Prefix(s, room*2/3)
+	tail := Suffix(s, room-len(head))
+	return head + marker(len(s)-len(head)-len(tail)) + tail
+}
