@@ -115,9 +115,17 @@ func TestCacheNoScope(t *testing.T) {
 
 func TestCacheBuildError(t *testing.T) {
 	cache := NewCache(nil)
-	_, _, err := cache.Get("s", []Tool{{Source: SourceMCP, SourceName: "s"}}, nil)
-	require.ErrorIs(t, err, ErrInvalidTool)
+	dup := Tool{Source: SourceMCP, SourceName: "s", Name: "a"}
+	_, _, err := cache.Get("s", []Tool{dup, dup}, nil)
+	require.ErrorIs(t, err, ErrDuplicateTool)
 	assert.Equal(t, 0, cache.Len())
+
+	// A tool that cannot be cataloged is reported by the catalog, which is built and kept.
+	c, _, err := cache.Get("s", []Tool{dup, {Source: SourceMCP, SourceName: "s"}}, nil)
+	require.NoError(t, err)
+	require.Len(t, c.Rejected(), 1)
+	assert.ErrorIs(t, c.Rejected()[0], ErrInvalidTool)
+	assert.Equal(t, 1, cache.Len())
 }
 
 func TestCacheBound(t *testing.T) {

@@ -2,12 +2,14 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"sync/atomic"
 
+	"github.com/toolsearch/toolsearch/internal/textcut"
 	"github.com/toolsearch/toolsearch/signatures"
 )
 
@@ -29,6 +31,13 @@ type Options struct {
 	// Signatures bounds the input and output hints of descriptors; nil means the signatures package's
 	// defaults (depth 4, 16 properties, 300 characters).
 	Signatures *signatures.Options
+	// ReservedNames are names no cataloged tool may have (the runtime's control tools): a tool named so is left
+	// out with a *ToolError.
+	ReservedNames []string
+	// CheckSchema, when set, is asked about the input schema of every tool about to be cataloged; a tool whose
+	// schema it refuses is left out with a *ToolError wrapping its error. The runtime compiles the schema here,
+	// so that a tool nobody could call never shows up in search. A Cache assumes one CheckSchema per cache.
+	CheckSchema func(toolID string, schema json.RawMessage) error
 }
 
 func (o *Options) limits() (def, maxLimit int) {
@@ -70,14 +79,18 @@ type Catalog struct {
 	ix           *index
 	stats        *counters
 	fingerprint  string
+	rejected     []*ToolError
 	defaultLimit int
 	maxLimit     int
 	sigOpts      *signatures.Options
 }
 
 // New builds the catalog of tools that survive opts.Policy. Direct-only tools are left out: they stay directly
-// visible to the model and are never searched. Two tools with one id, a tool without a name or source name, or
-// an unknown source is an error (ErrDuplicateTool, ErrInvalidTool), whether or not the policy would drop it.
+// visible to the model and are never searched. A tool that cannot be cataloged (no name or source name, an
+// unknown source, a name too long or with control characters, a reserved name, an input schema that is not a
+// JSON object of at most MaxSchemaBytes or that opts.CheckSchema refuses) is left out and reported by
+// Rejected, and the rest of the catalog is built. Two tools with one id are an error (ErrDuplicateTool),
+// whether or not the policy would drop them: no lookup could tell them apart.
 func New(tools []Tool, opts *Options) (*Catalog, error) {
 	return newCatalog(tools, opts, fingerprintOf(tools, opts), &counters{}, defaultRankConfig())
 }
@@ -101,8 +114,9 @@ func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg ran
 	seen := make(map[string]bool, len(tools))
 	for i := range tools {
 		t := &tools[i]
-		if err := validate(t); err != nil {
-			return nil, err
+		if bad := checkIdentity(t); bad != nil {
+			c.rejected = append(c.rejected, bad)
+			continue
 		}
 		id := t.ID()
 		if seen[id] {
@@ -110,6 +124,10 @@ func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg ran
 		}
 		seen[id] = true
 		if t.CatalogMode == CatalogModeDirectOnly || !policy.Allows(t) {
+			continue
+		}
+		if bad := checkContent(t, opts); bad != nil {
+			c.rejected = append(c.rejected, bad)
 			continue
 		}
 		c.entries = append(c.entries, &entry{tool: cloneTool(t), id: id})
@@ -121,16 +139,12 @@ func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg ran
 		c.byID[e.id] = e
 		c.byName[t.Name] = append(c.byName[t.Name], e)
 		c.sources[t.Source]++
-		desc := t.Description
-		if len(desc) > maxDescribeText {
-			desc = desc[:maxDescribeText]
-		}
 		docs[i] = docText{
 			fields: [numFields]string{
 				fieldName:        t.Name,
 				fieldLabel:       t.Label,
 				fieldSource:      t.SourceName,
-				fieldDescription: desc,
+				fieldDescription: textcut.Prefix(t.Description, maxDescribeText),
 				fieldParams:      paramText(t.Parameters),
 			},
 			name: strings.ToLower(t.Name),
@@ -139,18 +153,6 @@ func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg ran
 	}
 	c.ix = buildIndex(docs, cfg)
 	return c, nil
-}
-
-func validate(t *Tool) error {
-	switch t.Source {
-	case SourceOpenClaw, SourceMCP, SourceClient:
-	default:
-		return fmt.Errorf("%w: %q has unknown source %q", ErrInvalidTool, t.Name, t.Source)
-	}
-	if strings.TrimSpace(t.Name) == "" || strings.TrimSpace(t.SourceName) == "" {
-		return fmt.Errorf("%w: a tool needs a name and a source name (got %q)", ErrInvalidTool, t.ID())
-	}
-	return nil
 }
 
 // cloneTool copies the slices a caller could change after New returns, so the catalog stays immutable.
@@ -165,6 +167,12 @@ func cloneTool(t *Tool) Tool {
 	}
 	c.Groups = append([]string(nil), t.Groups...)
 	return c
+}
+
+// Rejected returns the tools New left out because they cannot be cataloged, in input order, each with its
+// reason. It is empty when every tool was fine.
+func (c *Catalog) Rejected() []*ToolError {
+	return append([]*ToolError(nil), c.rejected...)
 }
 
 // Len is the number of cataloged tools.
@@ -300,15 +308,21 @@ func (c *Catalog) suggest(q string) []string {
 	return out
 }
 
-// Describe returns the descriptor and full schemas of an exact id or unique name, and counts one describe.
+// Describe returns the descriptor, the full description and the full schemas of an exact id or unique name, and
+// counts one describe.
 func (c *Catalog) Describe(idOrName string) (*Description, error) {
 	e, err := c.lookup(idOrName)
 	if err != nil {
 		return nil, err
 	}
 	c.stats.describes.Add(1)
+	d := c.descriptor(e)
+	d.Description = e.tool.Description
+	if len(d.Description) > MaxDescribeDescriptionBytes {
+		d.Description = textcut.Prefix(d.Description, MaxDescribeDescriptionBytes-len(CutMarker)) + CutMarker
+	}
 	return &Description{
-		Descriptor:   c.descriptor(e),
+		Descriptor:   d,
 		Parameters:   append([]byte(nil), e.tool.Parameters...),
 		OutputSchema: append([]byte(nil), e.tool.OutputSchema...),
 	}, nil
@@ -331,15 +345,29 @@ func (c *Catalog) descriptor(e *entry) Descriptor {
 	return d
 }
 
+// Bounds of the text in a descriptor. The model pays for every byte of every hit, and servers write
+// descriptions of any length (real ones reach 90 KB), so a hit carries the description's start, white space
+// collapsed and cut after a whole word with CutMarker. Describe returns the description as written, up to
+// MaxDescribeDescriptionBytes: only a description that is no description (megabytes of it) is cut there too.
+const (
+	MaxHitDescriptionBytes      = 200
+	MaxLabelBytes               = 80
+	MaxDescribeDescriptionBytes = 128 << 10
+	CutMarker                   = "…"
+)
+
 func render(t *Tool, opts *signatures.Options) Descriptor {
 	d := Descriptor{
 		ID:          t.ID(),
 		Source:      t.Source,
 		SourceName:  t.SourceName,
 		Name:        t.Name,
-		Label:       t.Label,
-		Description: t.Description,
+		Label:       textcut.Words(t.Label, MaxLabelBytes, CutMarker),
+		Description: textcut.Words(t.Description, MaxHitDescriptionBytes, CutMarker),
 		Input:       signatures.Unknown,
+	}
+	if d.Label == d.Name {
+		d.Label = "" // said once is enough
 	}
 	if t.Trusted() {
 		d.Input = signatures.Input(t.Parameters, opts)

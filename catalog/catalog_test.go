@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,21 +68,73 @@ func TestNewErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		tools []Tool
-		want  error
 	}{
-		{"duplicate id", []Tool{{Source: SourceMCP, SourceName: "s", Name: "a"}, {Source: SourceMCP, SourceName: "s", Name: "a"}}, ErrDuplicateTool},
+		{"duplicate id", []Tool{{Source: SourceMCP, SourceName: "s", Name: "a"}, {Source: SourceMCP, SourceName: "s", Name: "a"}}},
 		{"duplicate id even if direct-only", []Tool{{Source: SourceMCP, SourceName: "s", Name: "a"},
-			{Source: SourceMCP, SourceName: "s", Name: "a", CatalogMode: CatalogModeDirectOnly}}, ErrDuplicateTool},
-		{"no name", []Tool{{Source: SourceMCP, SourceName: "s"}}, ErrInvalidTool},
-		{"no source name", []Tool{{Source: SourceMCP, Name: "a"}}, ErrInvalidTool},
-		{"unknown source", []Tool{{Source: "plugin", SourceName: "s", Name: "a"}}, ErrInvalidTool},
+			{Source: SourceMCP, SourceName: "s", Name: "a", CatalogMode: CatalogModeDirectOnly}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.tools, nil)
-			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, ErrDuplicateTool)
 		})
 	}
+}
+
+// A tool that cannot be cataloged is left out with its own error; the others are cataloged.
+func TestNewRejectsBadToolsOneByOne(t *testing.T) {
+	good := Tool{Source: SourceMCP, SourceName: "s", Name: "good"}
+	tests := []struct {
+		name   string
+		tool   Tool
+		opts   *Options
+		reason string
+	}{
+		{"no name", Tool{Source: SourceMCP, SourceName: "s"}, nil, "a tool needs a name and a source name"},
+		{"blank name", Tool{Source: SourceMCP, SourceName: "s", Name: " \t"}, nil, "a tool needs a name and a source name"},
+		{"no source name", Tool{Source: SourceMCP, Name: "a"}, nil, "a tool needs a name and a source name"},
+		{"unknown source", Tool{Source: "plugin", SourceName: "s", Name: "a"}, nil, `unknown source "plugin"`},
+		{"long name", Tool{Source: SourceMCP, SourceName: "s", Name: strings.Repeat("n", MaxNameBytes+1)}, nil, "its name is 129 bytes long, over 128"},
+		{"control character", Tool{Source: SourceMCP, SourceName: "s", Name: "a\nb"}, nil, "its name has control characters"},
+		{"white space around", Tool{Source: SourceMCP, SourceName: "s", Name: "a "}, nil, "its name starts or ends with white space"},
+		{"bad UTF-8", Tool{Source: SourceMCP, SourceName: "s\xff", Name: "a"}, nil, "its source name is not valid UTF-8"},
+		{"reserved name", Tool{Source: SourceMCP, SourceName: "s", Name: "tool_call"}, &Options{ReservedNames: []string{"tool_search", "tool_call"}},
+			"its name is reserved for a control tool"},
+		{"schema not an object", Tool{Source: SourceMCP, SourceName: "s", Name: "a", Parameters: json.RawMessage(`["type"]`)}, nil,
+			"its input schema is not a JSON object"},
+		{"schema not JSON", Tool{Source: SourceMCP, SourceName: "s", Name: "a", Parameters: json.RawMessage(`{"type":`)}, nil,
+			"its input schema is not a JSON object"},
+		{"schema too large", Tool{Source: SourceMCP, SourceName: "s", Name: "a",
+			Parameters: json.RawMessage(`{"description":"` + strings.Repeat("x", MaxSchemaBytes) + `"}`)}, nil,
+			"its input schema is 1048594 bytes, over 1048576"},
+		{"schema refused", Tool{Source: SourceMCP, SourceName: "s", Name: "a", Parameters: json.RawMessage(`{"type":"objekt"}`)},
+			&Options{CheckSchema: func(id string, schema json.RawMessage) error {
+				if strings.Contains(string(schema), "objekt") {
+					return errors.New("objekt is no type")
+				}
+				return nil
+			}}, "its input schema does not compile"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New([]Tool{good, tc.tool}, tc.opts)
+			require.NoError(t, err, "one bad tool never fails the catalog")
+			assert.Equal(t, 1, c.Len())
+			_, err = c.Lookup("mcp:s:good")
+			require.NoError(t, err)
+			rejected := c.Rejected()
+			require.Len(t, rejected, 1)
+			assert.ErrorIs(t, rejected[0], ErrInvalidTool)
+			assert.Equal(t, tc.reason, rejected[0].Reason)
+			assert.Contains(t, rejected[0].Error(), "left out: "+tc.reason)
+			assert.LessOrEqual(t, len(rejected[0].ID), 200+len(CutMarker), "a hostile name does not make the error huge")
+		})
+	}
+	// Direct-only and denied tools are not cataloged, so their schemas are not checked.
+	direct := Tool{Source: SourceMCP, SourceName: "s", Name: "d", CatalogMode: CatalogModeDirectOnly, Parameters: json.RawMessage(`[]`)}
+	c, err := New([]Tool{good, direct}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, c.Rejected())
 }
 
 func TestNewCopiesTools(t *testing.T) {

@@ -2,10 +2,14 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/internal/corpus"
 )
 
 // FuzzTokenize checks the query tokenizer on any input: it never panics, every word is lowercase letters and
@@ -80,4 +84,124 @@ func FuzzSearch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzNew builds catalogs from arbitrary tool entries: a JSON value whose array elements (or itself) are taken
+// as {name, description, label, inputSchema, outputSchema} of any JSON shape, with the description repeated to
+// make long (multi-byte) text and the schema nested deep. Seeded with every real tool of the corpus. Whatever
+// the entries, New never panics and never fails for a bad tool: each is cataloged or rejected with a reason,
+// hits and their JSON stay bounded, describe works, an id always ranks its tool first, and the index text of a
+// schema stays bounded and never splits a character.
+func FuzzNew(f *testing.F) {
+	for _, d := range corpus.MCPTools() {
+		entry, err := json.Marshal(map[string]any{"name": d.Server + "." + d.Name, "description": d.Description,
+			"inputSchema": d.InputSchema})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(entry, uint16(1), uint16(0))
+	}
+	f.Add([]byte(`[{"name":"deep","inputSchema":{"type":"object","properties":{"a":{"type":"array","items":{"anyOf":[{"$ref":"#"}]}}}}}]`), uint16(3), uint16(300))
+	f.Add([]byte(`[{"name":"日本語のツール","description":"説明 — Größe\u0000\u001b[31m","inputSchema":{"properties":{"ä":{"description":"ü"}}}}]`), uint16(5000), uint16(2))
+	f.Add([]byte(`[{"name":17,"description":["a"],"inputSchema":"string"},{"name":null},{"name":"x","inputSchema":[{}]},true,"s"]`), uint16(0), uint16(0))
+	f.Add([]byte(`{"name":"one","label":"One","outputSchema":{"type":"object"},"inputSchema":{"properties":{"p":{"enum":[1,"a",null,{}]}}}}`), uint16(2), uint16(9))
+
+	f.Fuzz(func(t *testing.T, data []byte, repeat, depth uint16) {
+		tools := fuzzTools(data, int(repeat%8192), int(depth%2048))
+		c, err := New(tools, nil)
+		if err != nil {
+			if !errors.Is(err, ErrDuplicateTool) {
+				t.Fatalf("New failed for a reason other than a duplicate id: %v", err)
+			}
+			return
+		}
+		if c.Len()+len(c.Rejected()) != len(tools) {
+			t.Fatalf("%d tools in, %d cataloged and %d rejected", len(tools), c.Len(), len(c.Rejected()))
+		}
+		for _, r := range c.Rejected() {
+			if !errors.Is(r, ErrInvalidTool) || r.Reason == "" || len(r.ID) > maxErrorIDBytes+len(CutMarker) {
+				t.Fatalf("unclear rejection: %#v", r)
+			}
+		}
+		ctx := context.Background()
+		for _, tool := range c.Tools() {
+			if text := paramText(tool.Parameters); len(text) > maxParamText || (utf8.Valid(tool.Parameters) && !utf8.ValidString(text)) {
+				t.Fatalf("parameter text of %d bytes, valid %v", len(text), utf8.ValidString(text))
+			}
+			d, err := c.Describe(tool.ID())
+			if err != nil {
+				t.Fatalf("describe %q: %v", tool.ID(), err)
+			}
+			if len(d.Description) > MaxDescribeDescriptionBytes {
+				t.Fatalf("describe returned %d bytes of description", len(d.Description))
+			}
+			hits, err := c.Search(ctx, tool.ID(), 8)
+			if err != nil || len(hits) == 0 || hits[0].ID != tool.ID() {
+				t.Fatalf("search for the id %q: %v %v", tool.ID(), hits, err)
+			}
+			h := hits[0]
+			if len(h.Description) > MaxHitDescriptionBytes || !utf8.ValidString(h.Description) ||
+				len(h.Label) > MaxLabelBytes || utf8.RuneCountInString(h.Input) > 300 || utf8.RuneCountInString(h.Output) > 300 {
+				t.Fatalf("unbounded hit: %d description bytes, %d label bytes, input %q, output %q",
+					len(h.Description), len(h.Label), h.Input, h.Output)
+			}
+			raw, err := json.Marshal(hits)
+			if err != nil || len(raw) > len(hits)*maxHitJSONBytes {
+				t.Fatalf("%d hits marshal to %d bytes: %v", len(hits), len(raw), err)
+			}
+		}
+	})
+}
+
+// maxHitJSONBytes bounds the JSON of one hit: an id and name of at most MaxNameBytes each (JSON-escaped, up to six
+// bytes a byte), label, description, two hints and the keys.
+const maxHitJSONBytes = 6*(2*MaxNameBytes+MaxNameBytes) + 6*(MaxLabelBytes+MaxHitDescriptionBytes) + 2*4*300 + 128
+
+// fuzzTools turns any JSON value into tools: each element of an array (or the value itself) is one entry, whose
+// fields may have any type; a string field is used as it is, any other value as its JSON text. The first
+// entry's description is repeated repeat times and its schema nested depth levels deep. Sources cycle through
+// openclaw (whose schemas are rendered), mcp and client.
+func fuzzTools(data []byte, repeat, depth int) []Tool {
+	var entries []json.RawMessage
+	if json.Unmarshal(data, &entries) != nil {
+		entries = []json.RawMessage{data}
+	}
+	sources := []Source{SourceOpenClaw, SourceMCP, SourceClient}
+	text := func(raw json.RawMessage) string {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(raw)
+	}
+	var tools []Tool
+	seen := map[string]bool{}
+	for i, raw := range entries {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			fields = map[string]json.RawMessage{"name": raw}
+		}
+		t := Tool{Source: sources[i%len(sources)], SourceName: "fuzz", Name: text(fields["name"]),
+			Label: text(fields["label"]), Description: text(fields["description"]),
+			Parameters: fields["inputSchema"], OutputSchema: fields["outputSchema"]}
+		if i == 0 {
+			t.Description = strings.Repeat(t.Description, repeat)
+			for range depth {
+				t.Parameters = json.RawMessage(`{"type":"object","properties":{"nested":` + string(orNull(t.Parameters)) + `}}`)
+			}
+		}
+		if seen[t.ID()] {
+			continue // a duplicate id is the one error New returns; it is tested elsewhere
+		}
+		seen[t.ID()] = true
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
 }

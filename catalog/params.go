@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sort"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // Bounds on what the index reads from a parameters schema. Indexing shows the model nothing, so untrusted
@@ -61,13 +63,14 @@ func paramText(schema json.RawMessage) string {
 		}
 		props++
 		for _, s := range parts {
-			if room := maxParamText - b.Len(); len(s) > room {
-				s = s[:room]
+			b.WriteString(textcut.Prefix(s, maxParamText-b.Len()))
+			if b.Len() < maxParamText {
+				b.WriteByte(' ')
 			}
-			b.WriteString(s)
-			b.WriteByte(' ')
 		}
-		b.WriteByte('\n')
+		if b.Len() < maxParamText {
+			b.WriteByte('\n')
+		}
 		return true
 	}
 	names := sortedKeys(root.Properties)

@@ -80,11 +80,12 @@ type Result struct {
 
 // Descriptor is a search hit as the model sees it, small enough that eight of them stay a few KB. Input is a bounded
 // TypeScript-like signature for trusted tools and "unknown" otherwise; Output is set only for trusted tools with a
-// complete output hint.
+// complete output hint. The description and label are bounded (see MaxHitDescriptionBytes); describe has the full
+// description. Source and SourceName are parts of the id, so they are not repeated in the JSON the model reads.
 type Descriptor struct {
 	ID          string `json:"id"`
-	Source      Source `json:"source"`
-	SourceName  string `json:"sourceName"`
+	Source      Source `json:"-"`
+	SourceName  string `json:"-"`
 	Name        string `json:"name"`
 	Label       string `json:"label,omitempty"`
 	Description string `json:"description"`

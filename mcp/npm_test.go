@@ -86,7 +86,7 @@ func TestRealServersThroughCodeMode(t *testing.T) {
 	code := `
 const find = async (query, server) => {
   const hits = await openclaw.tools.search(query, {limit: 5});
-  const hit = hits.find(h => h.sourceName === server);
+  const hit = hits.find(h => h.id.startsWith("mcp:" + server + ":"));
   if (!hit) throw new Error("no " + server + " tool for " + query + ": " + JSON.stringify(hits.map(h => h.id)));
   return hit;
 };
