@@ -106,7 +106,7 @@ func TestServeToolsModeOverStdio(t *testing.T) {
 	text, isErr := callText(t, sess, "tool_search", map[string]any{"query": "weather forecast"})
 	require.False(t, isErr, text)
 	assert.Contains(t, text, "mcp:weather:forecast")
-	assert.Contains(t, text, `"input": "unknown"`, "MCP schemas are never rendered into hints")
+	assert.Contains(t, text, `"input":"unknown"`, "MCP schemas are never rendered into hints")
 
 	text, isErr = callText(t, sess, "tool_describe", map[string]any{"id": "mcp:issues:create_issue"})
 	require.False(t, isErr, text)

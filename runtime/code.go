@@ -99,7 +99,7 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(hits)
+	return marshalJSON(hits)
 }
 
 func (b *codeBridge) Describe(ctx context.Context, id string) (json.RawMessage, error) {
@@ -107,7 +107,7 @@ func (b *codeBridge) Describe(ctx context.Context, id string) (json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(d)
+	return marshalJSON(d)
 }
 
 // Call resolves with the {tool, result} envelope when the tool ran (its result may still be an isError result of
@@ -124,7 +124,7 @@ func (b *codeBridge) Call(ctx context.Context, id string, args json.RawMessage) 
 	if out.result == nil {
 		return nil, errors.New(out.failure)
 	}
-	return json.Marshal(envelope{Tool: b.run.cat.Descriptor(out.tool), Result: out.result})
+	return marshalJSON(envelope{Tool: b.run.cat.Descriptor(out.tool), Result: out.result})
 }
 
 // hiddenCalls returns the calls in the order they were numbered, which is the order the script started them.

@@ -86,7 +86,8 @@ func TestCodeModeResultShape(t *testing.T) {
 	assert.JSONEq(t, `{"catalogSize":3,"sources":{"openclaw":3,"mcp":0,"client":0},"searchCount":0,"describeCount":0,"callCount":0}`,
 		string(generic["telemetry"]))
 	assert.JSONEq(t, `[]`, string(generic["logs"]))
-	assert.True(t, strings.HasPrefix(res.Content, "{\n  \"ok\": true"), "the model reads indented JSON: %s", res.Content)
+	assert.Equal(t, string(res.Details), res.Content, "the model reads compact JSON")
+	assert.True(t, strings.HasPrefix(res.Content, `{"ok":true,`), res.Content)
 
 	_, cr := runCode(t, run, "c2", `console.log("no return")`)
 	assert.True(t, cr.OK)

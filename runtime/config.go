@@ -51,6 +51,12 @@ const (
 	MaxCodeMaxOutputBytes            = 16 << 20
 	DefaultCodeMaxCalls              = 100
 	MaxCodeMaxCalls                  = 1_000
+
+	// What one call result sends back to the model: about 25,000 tokens by default, the most agents give a
+	// single tool result; a longer result keeps its head and tail around a marker saying how much was cut.
+	DefaultMaxResultBytes = 100_000
+	MinMaxResultBytes     = 1 << 10
+	MaxMaxResultBytes     = 16 << 20
 )
 
 // Config is the resolved value of tools.toolSearch: every field holds its effective value after defaults and
@@ -72,6 +78,9 @@ type Config struct {
 	CodeMemoryBytes    uint64 `json:"codeMemoryBytes"`
 	CodeMaxOutputBytes int    `json:"codeMaxOutputBytes"`
 	CodeMaxCalls       int    `json:"codeMaxCalls"`
+	// MaxResultBytes bounds the text of every call result the model is sent (control tools, including the
+	// value tool_search_code returns, and tools called directly); the full result stays in Details.
+	MaxResultBytes int `json:"maxResultBytes"`
 }
 
 // ConfigType is the kind of value a key of tools.toolSearch takes.
@@ -126,6 +135,10 @@ func ConfigKeys() []ConfigKey {
 			Doc: "Console output one run may write; more fails the run."},
 		{Name: "codeMaxCalls", Type: ConfigInteger, Default: DefaultCodeMaxCalls, Min: 1, Max: MaxCodeMaxCalls,
 			Unit: "calls", Doc: "Searches, describes and calls one run may make."},
+		{Name: "maxResultBytes", Type: ConfigInteger, Default: DefaultMaxResultBytes, Min: MinMaxResultBytes,
+			Max: MaxMaxResultBytes, Unit: "bytes", Doc: "The most text one call result sends to the model, in every " +
+				"mode (what `tool_search_code` returns included); a longer result keeps its start and end around a " +
+				"note saying how much was cut."},
 	}
 }
 

@@ -65,6 +65,10 @@ func TestParseConfig(t *testing.T) {
 					runtime.MinCodeMemoryBytes, runtime.MinCodeMaxOutputBytes, runtime.MaxCodeMaxCalls
 			}), ""},
 
+		{"result bound clamped low", `{"maxResultBytes": 10}`, with(on, func(c *runtime.Config) { c.MaxResultBytes = runtime.MinMaxResultBytes }), ""},
+		{"result bound clamped high", `{"maxResultBytes": 1e12}`, with(on, func(c *runtime.Config) { c.MaxResultBytes = runtime.MaxMaxResultBytes }), ""},
+		{"result bound kept", `{"maxResultBytes": 4096}`, with(on, func(c *runtime.Config) { c.MaxResultBytes = 4096 }), ""},
+		{"result bound zero refused", `{"maxResultBytes": 0}`, on, "maxResultBytes must be a positive integer from 1024 to 16777216 (bytes), for example 100000 (got 0)"},
 		{"zero refused", `{"codeTimeoutMs": 0}`, on, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got 0)"},
 		{"negative refused", `{"maxSearchLimit": -3}`, on, "maxSearchLimit must be a positive integer from 1 to 50 (hits), for example 20 (got -3)"},
 		{"fraction refused", `{"searchDefaultLimit": 2.5}`, on, "searchDefaultLimit must be a positive integer from 1 to maxSearchLimit (hits), for example 8 (got 2.5)"},
@@ -102,6 +106,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, runtime.Config{
 		Enabled: false, Mode: runtime.ModeOff, CodeTimeoutMs: 10000, SearchDefaultLimit: 8, MaxSearchLimit: 20,
 		CodeFuel: 2_000_000_000, CodeMemoryBytes: 64 << 20, CodeMaxOutputBytes: 64 << 10, CodeMaxCalls: 100,
+		MaxResultBytes: 100_000,
 	}, runtime.DefaultConfig())
 }
 

@@ -44,6 +44,7 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Content = boundResult(res.Content, r.rt.cfg.MaxResultBytes)
 	for _, e := range Project(call, res) {
 		r.record(Record{Type: RecordTranscript, Transcript: &e})
 	}
@@ -237,19 +238,19 @@ func (e envelope) MarshalJSON() ([]byte, error) {
 	if res.Content == nil {
 		res.Content = []catalog.Content{}
 	}
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Tool   catalog.Descriptor `json:"tool"`
 		Result catalog.Result     `json:"result"`
 	}{e.Tool, res})
 }
 
-// jsonResult shows a structured result to the model as indented JSON and keeps it compact in Details.
+// jsonResult shows a structured result to the model as compact JSON, the same bytes as Details.
 func jsonResult(v any) *CallResult {
-	raw, err := json.Marshal(v)
+	raw, err := marshalJSON(v)
 	if err != nil {
 		return failed("internal error: " + err.Error())
 	}
-	return &CallResult{Content: prettyJSON(raw), Details: raw}
+	return &CallResult{Content: string(raw), Details: raw}
 }
 
 func isNull(raw json.RawMessage) bool {

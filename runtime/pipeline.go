@@ -307,18 +307,10 @@ func resultText(res *catalog.Result) string {
 		}
 	}
 	if len(parts) == 0 && len(bytes.TrimSpace(res.Details)) > 0 {
-		return prettyJSON(res.Details)
+		return compactJSON(res.Details)
 	}
 	if len(parts) == 0 {
 		return "(no output)"
 	}
 	return strings.Join(parts, "\n")
-}
-
-func prettyJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return b.String()
 }

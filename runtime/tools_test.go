@@ -144,6 +144,6 @@ func TestToolCallToolError(t *testing.T) {
 	res := execute(t, run, "1", runtime.ToolCallName, map[string]any{"id": "flaky"})
 	assert.True(t, res.IsError)
 	assert.False(t, res.Blocked)
-	assert.Contains(t, res.Content, `"isError": true`)
+	assert.Contains(t, res.Content, `"isError":true`)
 	assert.Contains(t, res.Content, "disk full")
 }
