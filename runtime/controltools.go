@@ -89,6 +89,11 @@ func controlToolNames(mode Mode) []string {
 	return names
 }
 
+// allControlToolNames are the control tools of every mode: no cataloged tool may have one of these names.
+func allControlToolNames() []string {
+	return []string{ToolSearchCodeName, ToolSearchName, ToolDescribeName, ToolCallName}
+}
+
 // isControlToolName reports whether name belongs to any mode's control tools.
 func isControlToolName(name string) bool {
 	switch name {

@@ -186,6 +186,7 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		r.visible = append(r.visible, d)
 		r.control[d.Function.Name] = true
 	}
+	var allowed []*catalog.Tool
 	for i := range shown {
 		t := &shown[i]
 		if !policy.Allows(t) {
@@ -194,11 +195,20 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		if strings.TrimSpace(t.Name) == "" {
 			return nil, fmt.Errorf("runtime: %w: a tool the model sees needs a name", catalog.ErrInvalidTool)
 		}
-		r.direct[t.Name] = t
-		r.visible = append(r.visible, definition(t))
+		allowed = append(allowed, t)
 	}
-	if err := checkVisibleNames(r.visible); err != nil {
+	if r.mode != ModeOff {
+		if err := clientConflicts(clients, policy.Allows); err != nil {
+			return nil, err
+		}
+	}
+	names, err := shownNames(allowed, r.control)
+	if err != nil {
 		return nil, err
+	}
+	for i, t := range allowed {
+		r.direct[names[i]] = t
+		r.visible = append(r.visible, definition(names[i], t))
 	}
 
 	if r.mode != ModeOff {
@@ -206,11 +216,18 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 			Policy:             policy,
 			SearchDefaultLimit: rt.cfg.SearchDefaultLimit,
 			MaxSearchLimit:     rt.cfg.MaxSearchLimit,
+			ReservedNames:      allControlToolNames(),
+			CheckSchema:        rt.schemas.checkInput,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
 		r.cat, r.reused = cat, reused
+		if !reused {
+			for _, bad := range cat.Rejected() {
+				rt.log.Warn("tool search: tool left out of the catalog", "tool", bad.ID, "reason", bad.Reason, "error", bad.Err)
+			}
+		}
 		for _, t := range cat.Tools() {
 			r.byName[t.Name] = append(r.byName[t.Name], t)
 		}
@@ -228,7 +245,7 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		r.directory = directoryText(r.cat)
 		for _, t := range r.likelyTools(ctx) {
 			r.hydrated = append(r.hydrated, t.Name)
-			r.visible = append(r.visible, definition(t))
+			r.visible = append(r.visible, definition(t.Name, t))
 		}
 	}
 
@@ -257,30 +274,15 @@ func directOnly(ts []catalog.Tool) []catalog.Tool {
 	return out
 }
 
-// definition is a tool as the model sees it when it is exposed directly.
-func definition(t *catalog.Tool) ToolDefinition {
+// definition is a tool as the model sees it when it is exposed directly, under name.
+func definition(name string, t *catalog.Tool) ToolDefinition {
 	params := json.RawMessage(emptyObjectSchema)
 	if !isNull(t.Parameters) {
 		params = append(json.RawMessage(nil), t.Parameters...)
 	}
 	return ToolDefinition{Type: "function", Function: FunctionDefinition{
-		Name: t.Name, Description: t.Description, Parameters: params,
+		Name: name, Description: t.Description, Parameters: params,
 	}}
-}
-
-func checkVisibleNames(defs []ToolDefinition) error {
-	seen := make(map[string]bool, len(defs))
-	var dup []string
-	for _, d := range defs {
-		if seen[d.Function.Name] {
-			dup = append(dup, d.Function.Name)
-		}
-		seen[d.Function.Name] = true
-	}
-	if len(dup) > 0 {
-		return &ConflictError{Names: sortedUnique(dup)}
-	}
-	return nil
 }
 
 func sortedUnique(s []string) []string {
@@ -313,6 +315,21 @@ func (r *Run) SetPolicy(p *catalog.Policy) { r.own.Store(&policyRef{p}) }
 
 // Mode is the mode of this run: the runtime's, or ModeOff when the policy denies the control tools.
 func (r *Run) Mode() Mode { return r.mode }
+
+// ToolID returns the id of the tool the model sees directly under name (a direct-only, client, hydrated or, in
+// off mode, any tool), and false for any other name. Names are the tools' own, except MCP tools that share a
+// name with another shown tool: the model sees those as "<server>__<tool>".
+func (r *Run) ToolID(name string) (string, bool) {
+	if t := r.direct[name]; t != nil {
+		return t.ID(), true
+	}
+	for _, h := range r.hydrated {
+		if h == name {
+			return r.byName[name][0].ID(), true // hydrated tools have a name unique in the catalog
+		}
+	}
+	return "", false
+}
 
 // Tools returns exactly the tool definitions the model sees this turn: the mode's control tools, the
 // direct-only tools, and (directory mode) client tools and the exposed likely schemas; every allowed tool in

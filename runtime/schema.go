@@ -11,13 +11,14 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/lru"
 )
 
 // Bounds of schema handling. Tool schemas come from MCP servers and clients too, so their size and the number
 // kept compiled are bounded like any other untrusted input.
 const (
-	maxSchemaBytes       = 1 << 20
+	maxSchemaBytes       = catalog.MaxSchemaBytes
 	defaultSchemaEntries = 4096
 	maxValidationIssues  = 8
 	schemaURL            = "mem:///toolsearch/schema.json"
@@ -75,6 +76,13 @@ func (c *schemaCache) get(kind, toolID string, raw json.RawMessage) (*jsonschema
 	return e.schema, e.err
 }
 
+// checkInput compiles a tool's input schema into the cache, for catalog.Options.CheckSchema: a tool is only
+// cataloged when its calls can be validated, and its calls then find the schema compiled.
+func (c *schemaCache) checkInput(toolID string, schema json.RawMessage) error {
+	_, err := c.get("input", toolID, schema)
+	return err
+}
+
 // len is the number of schemas held.
 func (c *schemaCache) len() int {
 	c.mu.Lock()
@@ -82,6 +90,10 @@ func (c *schemaCache) len() int {
 	return c.entries.Len()
 }
 
+// compileSchema compiles an untrusted schema with the deny-all loader. A schema that names no draft and is
+// invalid under the default one (2020-12) is tried as draft 7, then draft 4: real servers write older drafts
+// without saying so (zod-to-json-schema, behind many MCP servers, emits draft 4's boolean "exclusiveMinimum":
+// true, which 2020-12 refuses). Such a tool means what its draft says, and refusing it would make it uncallable.
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if len(raw) > maxSchemaBytes {
 		return nil, fmt.Errorf("schema is %d bytes, over the %d byte limit", len(raw), maxSchemaBytes)
@@ -90,10 +102,37 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	schema, err := compileDraft(doc, nil)
+	var invalid *jsonschema.SchemaValidationError
+	if err == nil || !errors.As(err, &invalid) || namesDraft(doc) {
+		return schema, err
+	}
+	for _, draft := range []*jsonschema.Draft{jsonschema.Draft7, jsonschema.Draft4} {
+		if schema, retryErr := compileDraft(doc, draft); retryErr == nil {
+			return schema, nil
+		}
+	}
+	return nil, err
+}
+
+func compileDraft(doc any, draft *jsonschema.Draft) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.UseLoader(refuseLoader{})
+	if draft != nil {
+		c.DefaultDraft(draft)
+	}
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
 	}
 	return c.Compile(schemaURL)
+}
+
+// namesDraft reports whether a schema says which draft it follows: then only that draft applies.
+func namesDraft(doc any) bool {
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = obj["$schema"]
+	return ok
 }
