@@ -263,7 +263,7 @@ func TestDescribeAndSearchMistakes(t *testing.T) {
 		require.NoError(t, err)
 		if tt.want == "" {
 			require.False(t, res.IsError, res.Content)
-			assert.Contains(t, res.Content, `"id": "mcp:everything:echo"`)
+			assert.Contains(t, res.Content, `"id":"mcp:everything:echo"`)
 		} else {
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content, tt.request)
