@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/internal/json5"
+	"github.com/toolsearch/toolsearch/internal/suggest"
 )
 
 // Mode is what the model sees of a large catalog.
@@ -415,37 +416,10 @@ func setUint(v reflect.Value, n uint64) {
 	v.SetUint(n)
 }
 
-// closest returns the candidate nearest to s by edit distance, ignoring case.
+// closest returns the candidate nearest to s.
 func closest(s string, candidates []string) string {
-	best, bestDist := "", math.MaxInt
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
+	best, _ := suggest.Closest(s, candidates)
 	return best
-}
-
-// editDistance is the Levenshtein distance in bytes, with one row of memory.
-func editDistance(a, b string) int {
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		prev := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
-			cur := row[j]
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			row[j] = min(row[j]+1, row[j-1]+1, prev+cost)
-			prev = cur
-		}
-	}
-	return row[len(b)]
 }
 
 func knownMode(m Mode) bool {

@@ -114,7 +114,7 @@ func (f *ConfigFile) Get(key string) (value json.RawMessage, ok bool, err error)
 
 // find returns the value at key, or nil.
 func (f *ConfigFile) find(key string) (*json5.Value, error) {
-	path, err := splitKey(key)
+	path, err := SplitConfigKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (f *ConfigFile) rawAt(key string) json.RawMessage {
 // it is true or false turns it into {enabled: <it>, ...}, so the edit does not silently switch Tool Search on
 // or off.
 func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, err error) {
-	path, err := splitKey(key)
+	path, err := SplitConfigKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -199,11 +199,7 @@ func (f *ConfigFile) Save() error {
 		return fmt.Errorf("config: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	data := f.Bytes()
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data, '\n')
-	}
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := tmp.Write(f.src); err != nil {
 		tmp.Close()
 		return fmt.Errorf("config: %w", err)
 	}
@@ -227,7 +223,7 @@ func touches(key, other string) bool {
 }
 
 // splitKey splits a dotted key into its path.
-func splitKey(key string) ([]string, error) {
+func SplitConfigKey(key string) ([]string, error) {
 	if key == "" {
 		return nil, errors.New("config: empty key")
 	}

@@ -8,23 +8,33 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/internal/json5"
+	"github.com/toolsearch/toolsearch/internal/suggest"
+	"github.com/toolsearch/toolsearch/mcp"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
 const configUsage = `usage: toolsearch config get [--config FILE] [--resolved] KEY
        toolsearch config set [--config FILE] KEY VALUE
+       toolsearch config keys
 
-Reads and edits the config file in place, keeping its comments. The file is JSON with comments and trailing
-commas. KEY is a dotted path such as tools.toolSearch or tools.toolSearch.mode. VALUE is JSON (true, 5000,
-{"mode":"tools"}); anything that is not JSON is taken as a string, so "tools" needs no quotes.
+Reads and edits the config file in place: set changes only the bytes of the value it sets (a new key is written
+in the file's own style), so comments and layout survive. The file is JSON5: JSON plus comments, trailing
+commas, unquoted keys, single quotes, hexadecimal numbers. KEY is a dotted path such as tools.toolSearch or
+tools.toolSearch.mode. VALUE is JSON or JSON5 (true, 5000, {mode: "tools"}); anything else is taken as a
+string, so "tools" needs no quotes. keys lists every key of tools.toolSearch and mcpServers.<name>.
 
   toolsearch config set tools.toolSearch true
   toolsearch config set tools.toolSearch.mode tools
+  toolsearch config set mcpServers.memory '{command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"]}'
   toolsearch config get --resolved tools.toolSearch
 
-A value Tool Search would refuse is an error and leaves the file untouched; set creates the file if needed.
+A value of the wrong type, an unknown key of tools.toolSearch or a server without "command" or "url" is an
+error and leaves the file untouched; a limit out of range is written, with a warning naming the value the
+runtime will use. set creates the file if needed; get needs it to exist.
 
 flags:
   --config FILE   the config file (default $TOOLSEARCH_CONFIG, else $XDG_CONFIG_HOME/toolsearch/config.json,
@@ -41,9 +51,15 @@ func runConfig(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	case "-h", "-help", "--help", "help":
 		io.WriteString(stdout, configUsage)
 		return exitOK
+	case "keys":
+		if len(args) > 0 {
+			return configUsageError(stderr, sub, "takes no arguments")
+		}
+		printConfigKeys(stdout)
+		return exitOK
 	case "get", "set":
 	default:
-		return configUsageError(stderr, "", fmt.Sprintf("unknown subcommand %q (want get or set)", sub))
+		return configUsageError(stderr, "", fmt.Sprintf("unknown subcommand %q (want get, set or keys)", sub))
 	}
 
 	path, resolved, rest, help, err := parseConfigArgs(args)
@@ -109,34 +125,68 @@ func parseConfigArgs(args []string) (path string, resolved bool, rest []string, 
 }
 
 func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
+	if _, err := runtime.SplitConfigKey(key); err != nil {
+		return configUsageError(stderr, "get", err.Error())
+	}
+	field, inToolSearch := strings.CutPrefix(key, runtime.ToolSearchKey)
+	inToolSearch = inToolSearch && (field == "" || field[0] == '.')
+	if resolved && !inToolSearch {
+		return configUsageError(stderr, "get", "--resolved applies to "+runtime.ToolSearchKey+" and its fields")
+	}
+	if field = strings.TrimPrefix(field, "."); inToolSearch && field != "" {
+		if _, known := runtime.LookupConfigKey(field); !known {
+			best, _ := suggest.Closest(field, runtime.ConfigKeyNames())
+			return configUsageError(stderr, "get", fmt.Sprintf("unknown key %q of %s: did you mean %q?", field,
+				runtime.ToolSearchKey, best))
+		}
+	}
 	f, err := runtime.LoadConfigFile(path)
+	if err == nil && !f.Exists() {
+		err = fmt.Errorf("%w: %s (create it with `toolsearch config set KEY VALUE`)", errConfigNotFound, path)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config get: %v\n", err)
 		return exitFailure
 	}
 	if resolved {
-		return configGetResolved(stdout, stderr, f, key)
+		return configGetResolved(stdout, stderr, f, field)
 	}
 	v, ok, err := f.Get(key)
 	if err != nil {
-		return configUsageError(stderr, "get", err.Error())
+		fmt.Fprintf(stderr, "toolsearch config get: %v\n", err)
+		return exitFailure
 	}
 	if !ok {
 		fmt.Fprintf(stderr, "toolsearch config get: %s is not set in %s\n", key, path)
 		return exitFailure
 	}
 	printJSON(stdout, v)
+	return reportProblems(stderr, "get", f)
+}
+
+// reportProblems checks the whole file the way every command loads it, so that reading one value of a file
+// also says what is wrong elsewhere in it.
+func reportProblems(stderr io.Writer, sub string, f *runtime.ConfigFile) int {
+	lc, err := checkConfigFile(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch config %s: %v\n", sub, err)
+		return exitFailure
+	}
+	printWarnings(stderr, "toolsearch config "+sub, lc.warnings)
 	return exitOK
 }
 
-// configGetResolved prints tools.toolSearch (or one of its fields) as the runtime will use it. A value the
-// runtime refuses is still printed as resolved, with the problem on stderr and a failing exit code.
-func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, key string) int {
-	field, ok := strings.CutPrefix(key, runtime.ToolSearchKey)
-	if !ok || (field != "" && !strings.HasPrefix(field, ".")) {
-		return configUsageError(stderr, "get", "--resolved applies to "+runtime.ToolSearchKey+" and its fields")
+// printWarnings prints clamp warnings, each on its own line after prefix ("toolsearch config set").
+func printWarnings(stderr io.Writer, prefix string, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, w)
 	}
-	cfg, parseErr := f.ToolSearch()
+}
+
+// configGetResolved prints tools.toolSearch (or its field) as the runtime will use it. A value the runtime
+// refuses is still printed as resolved, with the problem on stderr and a failing exit code.
+func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, field string) int {
+	cfg, _ := f.ToolSearch()
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config get: %v\n", err)
@@ -145,19 +195,10 @@ func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, key stri
 	if field != "" {
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &fields)
-		v, ok := fields[field[1:]]
-		if !ok {
-			return configUsageError(stderr, "get", fmt.Sprintf("unknown field %q of %s (known: %s)", field[1:],
-				runtime.ToolSearchKey, strings.Join(runtime.ConfigKeyNames(), ", ")))
-		}
-		raw = v
+		raw = fields[field]
 	}
 	printJSON(stdout, raw)
-	if parseErr != nil {
-		fmt.Fprintf(stderr, "toolsearch config get: %s: %v (defaults used instead)\n", f.Path(), parseErr)
-		return exitFailure
-	}
-	return exitOK
+	return reportProblems(stderr, "get", f)
 }
 
 func configSet(stdout, stderr io.Writer, path, key, value string) int {
@@ -168,25 +209,29 @@ func configSet(stdout, stderr io.Writer, path, key, value string) int {
 	}
 	raw := cliValue(value)
 	warnings, err := f.Set(key, raw)
+	if err == nil && (key == mcp.ConfigKey || strings.HasPrefix(key, mcp.ConfigKey+".")) {
+		_, err = checkServers(f)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config set: %v; %s is unchanged\n", err, path)
 		return exitFailure
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "toolsearch config set: warning: %s\n", w)
 	}
 	if err := f.Save(); err != nil {
 		fmt.Fprintf(stderr, "toolsearch config set: %v\n", err)
 		return exitFailure
 	}
+	printWarnings(stderr, "toolsearch config set", warnings)
 	fmt.Fprintf(stdout, "%s = %s (%s)\n", key, raw, path)
 	return exitOK
 }
 
-// cliValue reads a VALUE argument: JSON when it parses, a string otherwise, so `mode tools` needs no quoting.
+// cliValue reads a VALUE argument: JSON or JSON5 when it parses, a string otherwise, so `mode tools` needs no
+// quoting.
 func cliValue(s string) json.RawMessage {
-	if t := strings.TrimSpace(s); t != "" && json.Valid([]byte(t)) {
-		return json.RawMessage(t)
+	if t := strings.TrimSpace(s); t != "" {
+		if _, err := json5.Parse([]byte(t)); err == nil {
+			return json.RawMessage(t)
+		}
 	}
 	raw, _ := json.Marshal(s)
 	return raw
@@ -209,4 +254,32 @@ func configUsageError(stderr io.Writer, sub, msg string) int {
 	}
 	fmt.Fprintf(stderr, "%s: %s (run `toolsearch config --help`)\n", name, msg)
 	return exitUsage
+}
+
+// printConfigKeys lists every key a config file can set, from the same definitions that validate them.
+func printConfigKeys(w io.Writer) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (true, false or an object of):\n", runtime.ToolSearchKey)
+	for _, k := range runtime.ConfigKeys() {
+		fmt.Fprintf(&b, "  %-20s %-8s default %-12s range %s\n", k.Name, k.Type, k.DefaultText(), k.RangeText()+unitOf(k))
+	}
+	fmt.Fprintf(&b, "%s.<name> (an object; \"command\" or \"url\" is required):\n", mcp.ConfigKey)
+	fields := serverFields()
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		expected, _ := describeType(fields[name])
+		fmt.Fprintf(&b, "  %-20s %s\n", name, expected)
+	}
+	io.WriteString(w, b.String())
+}
+
+func unitOf(k runtime.ConfigKey) string {
+	if k.Unit == "" {
+		return ""
+	}
+	return " " + k.Unit
 }

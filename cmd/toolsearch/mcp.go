@@ -77,10 +77,10 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if fs.NArg() > 0 {
 		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	switch runtime.Mode(*modeFlag) {
-	case "", runtime.ModeCode, runtime.ModeTools, runtime.ModeDirectory:
-	default:
-		return mcpUsageError(stderr, fmt.Sprintf("--mode must be code, tools or directory, not %q", *modeFlag))
+	if *modeFlag != "" {
+		if _, err := parseMode(*modeFlag); err != nil {
+			return mcpUsageError(stderr, err.Error())
+		}
 	}
 
 	path := *configPath
@@ -110,22 +110,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // unset or disabled tools.toolSearch still gets its limits from the file, with the mode of the flag, else of the
 // file, else code.
 func loadServeConfig(path string, mode runtime.Mode) (*mcp.Config, runtime.Config, error) {
-	data, err := os.ReadFile(path)
+	lc, err := loadConfig(path)
 	if err != nil {
 		return nil, runtime.Config{}, err
 	}
-	servers, err := mcp.ParseConfig(data)
-	if err != nil {
-		return nil, runtime.Config{}, fmt.Errorf("%s: %w", path, err)
-	}
-	f, err := runtime.ParseConfigFile(path, data)
-	if err != nil {
-		return nil, runtime.Config{}, err
-	}
-	cfg, err := f.ToolSearch()
-	if err != nil {
-		return nil, runtime.Config{}, fmt.Errorf("%s: %w", path, err)
-	}
+	servers, cfg := lc.servers, lc.toolSearch
 	switch {
 	case mode != "":
 		cfg.Mode = mode

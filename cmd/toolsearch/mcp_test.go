@@ -95,7 +95,7 @@ func TestMCPCommandUsage(t *testing.T) {
 	}{
 		{"no subcommand", []string{"mcp"}, "a subcommand is required: serve"},
 		{"unknown subcommand", []string{"mcp", "run"}, `unknown subcommand "run"`},
-		{"bad mode", []string{"mcp", "serve", "--config", cfg, "--mode", "off"}, "--mode must be code, tools or directory"},
+		{"bad mode", []string{"mcp", "serve", "--config", cfg, "--mode", "tols"}, `--mode must be one of code, tools, directory, off (got "tols"; did you mean "tools"?)`},
 		{"unknown flag", []string{"mcp", "serve", "--port", "1"}, "flag provided but not defined"},
 		{"stray argument", []string{"mcp", "serve", "--config", cfg, "extra"}, `unexpected argument "extra"`},
 	}

@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -18,23 +20,54 @@ import (
 	"github.com/toolsearch/toolsearch/wasm"
 )
 
-const runUsage = `usage: toolsearch run [--catalog FILE] [--timeout DURATION] [--fuel N] [--memory BYTES] FILE|-
+const runUsage = `usage: toolsearch run [--catalog FILE] [--config FILE] [--timeout DURATION] [--fuel N] [--memory BYTES]
+                      [--max-output BYTES] [--max-calls N] FILE|-
 
 Runs one code-mode script (the body of an async function; ` + "`return`" + ` gives the result) in the sandbox, with
 openclaw.tools.search/describe/call over the tools of --catalog (a JSON array of {name, description, inputSchema,
 outputSchema?, source?, server?}); their calls echo their input. Prints one JSON object:
   {"ok":true,"value":...,"logs":[...],"telemetry":{...},"usage":{"fuel":N,"wallMs":N,"memoryBytes":N}}
   {"ok":false,"error":{"kind":"timeout|fuel|memory|stack|output|calls|syntax|exception|...","message":"..."},...}
-Exit status: 0 ok, 1 the script failed, 2 usage error. The timeout is clamped to 1s..60s like codeTimeoutMs.
+Exit status: 0 ok, 1 the script failed, 2 usage error.
+
+The limits are those of tools.toolSearch, with the same defaults and ranges: the file of --config sets them, and
+each flag overrides one. A value out of range is clamped, with a warning naming the value used.
+
+flags:
+  --config FILE       take the limits from this config file's tools.toolSearch
+  --timeout DURATION  codeTimeoutMs: wall-clock limit (1s to 60s; default 10s)
+  --fuel N            codeFuel: CPU budget in fuel units (1000000 to 100000000000; default 2000000000)
+  --memory BYTES      codeMemoryBytes: memory of the run, in bytes or with KiB, MiB or GiB (16MiB to 1GiB;
+                      default 64MiB)
+  --max-output BYTES  codeMaxOutputBytes: console output (1KiB to 16MiB; default 64KiB)
+  --max-calls N       codeMaxCalls: searches, describes and calls (1 to 1000; default 100)
 `
+
+// limitFlag is a flag of run that sets a key of tools.toolSearch, read by its own parser.
+type limitFlag struct {
+	flag, key string
+	parse     func(string) (uint64, error)
+}
+
+func limitFlags() []limitFlag {
+	return []limitFlag{
+		{"timeout", "codeTimeoutMs", parseMillis},
+		{"fuel", "codeFuel", parseCount},
+		{"memory", "codeMemoryBytes", parseBytes},
+		{"max-output", "codeMaxOutputBytes", parseBytes},
+		{"max-calls", "codeMaxCalls", parseCount},
+	}
+}
 
 func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	catalogFile := fs.String("catalog", "", "catalog file (JSON array of tools)")
-	timeout := fs.Duration("timeout", time.Duration(runtime.DefaultCodeTimeoutMs)*time.Millisecond, "wall-clock limit")
-	fuel := fs.String("fuel", "", "fuel budget (positive integer)")
-	memory := fs.String("memory", "", "memory limit in bytes (positive integer)")
+	catalogFile := fs.String("catalog", "", "")
+	configPath := fs.String("config", "", "")
+	values := map[string]*string{}
+	for _, lf := range limitFlags() {
+		values[lf.flag] = fs.String(lf.flag, "", "")
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, runUsage)
@@ -47,23 +80,12 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "toolsearch run: needs exactly one script FILE or - for stdin (run `toolsearch run --help`)")
 		return exitUsage
 	}
-	cfg := runtime.DefaultConfig()
-	cfg.Enabled, cfg.Mode = true, runtime.ModeCode
-	cfg.CodeTimeoutMs = int(timeout.Milliseconds())
-	for _, f := range []struct {
-		name, value string
-		dst         *uint64
-	}{{"fuel", *fuel, &cfg.CodeFuel}, {"memory", *memory, &cfg.CodeMemoryBytes}} {
-		if f.value == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(f.value, 10, 64)
-		if err != nil || n == 0 {
-			fmt.Fprintf(stderr, "toolsearch run: --%s must be a positive integer, got %q (run `toolsearch run --help`)\n", f.name, f.value)
-			return exitUsage
-		}
-		*f.dst = n
+	cfg, warnings, err := runLimits(*configPath, values)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch run: %v (run `toolsearch run --help`)\n", err)
+		return exitUsage
 	}
+	printWarnings(stderr, "toolsearch run", warnings)
 
 	code, err := readScript(fs.Arg(0), stdin)
 	if err != nil {
@@ -103,6 +125,86 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitFailure
 	}
 	return exitOK
+}
+
+// runLimits resolves the limits of a run: tools.toolSearch of the config file (if any), then each flag, checked
+// by runtime.CheckConfig exactly as `config set` checks a value, so the ranges and messages are the config's.
+func runLimits(configPath string, values map[string]*string) (runtime.Config, []string, error) {
+	base := runtime.DefaultConfig()
+	var warnings []string
+	if configPath != "" {
+		lc, err := loadConfig(configPath)
+		if err != nil {
+			return runtime.Config{}, nil, err
+		}
+		base, warnings = lc.toolSearch, lc.warnings
+	}
+	raw, _ := json.Marshal(base) // resolved values, all in range: only the flags can warn below
+	var merged map[string]any
+	_ = json.Unmarshal(raw, &merged)
+	merged["enabled"], merged["mode"] = true, runtime.ModeCode
+	flagOf := map[string]string{}
+	for _, lf := range limitFlags() {
+		v := *values[lf.flag]
+		if v == "" {
+			continue
+		}
+		key, _ := runtime.LookupConfigKey(lf.key)
+		n, err := lf.parse(v)
+		if err != nil || n == 0 {
+			return runtime.Config{}, nil, fmt.Errorf("--%s must be %s, got %q", lf.flag, flagExpected(lf.flag, key), v)
+		}
+		merged[lf.key] = n
+		flagOf[lf.key] = lf.flag
+	}
+	raw, _ = json.Marshal(merged)
+	cfg, flagWarnings, err := runtime.CheckConfig(raw)
+	if err != nil {
+		return runtime.Config{}, nil, err
+	}
+	for _, w := range flagWarnings {
+		key, _, _ := strings.Cut(w, " ")
+		warnings = append(warnings, "--"+flagOf[key]+": "+w)
+	}
+	return cfg, warnings, nil
+}
+
+// flagExpected says what a limit flag takes, in the flag's own units.
+func flagExpected(flagName string, key runtime.ConfigKey) string {
+	switch flagName {
+	case "timeout":
+		return fmt.Sprintf("a duration such as 10s or 1500ms (%s, %s)", key.Name, key.RangeText()+" ms")
+	case "memory", "max-output":
+		return fmt.Sprintf("a size in bytes, or with KiB, MiB or GiB, such as 64MiB (%s, %s bytes)", key.Name, key.RangeText())
+	}
+	return fmt.Sprintf("a positive integer such as %d (%s, %s)", key.Default, key.Name, key.RangeText())
+}
+
+func parseMillis(s string) (uint64, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, errors.New("not a positive duration")
+	}
+	return uint64(max(d.Milliseconds(), 1)), nil
+}
+
+func parseCount(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }
+
+// parseBytes reads 1048576, 1024KiB, 64MiB or 1GiB.
+func parseBytes(s string) (uint64, error) {
+	for _, unit := range []struct {
+		suffix string
+		shift  uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n, ok := strings.CutSuffix(s, unit.suffix); ok {
+			v, err := strconv.ParseUint(n, 10, 64)
+			if err != nil || v > math.MaxUint64>>unit.shift {
+				return 0, errors.New("not a size")
+			}
+			return v << unit.shift, nil
+		}
+	}
+	return strconv.ParseUint(s, 10, 64)
 }
 
 func readScript(name string, stdin io.Reader) (string, error) {

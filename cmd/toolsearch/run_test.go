@@ -82,6 +82,11 @@ func TestRunUsageErrors(t *testing.T) {
 		"two scripts":     {"run", "a.js", "b.js"},
 		"bad fuel":        {"run", "--fuel", "lots", "-"},
 		"zero memory":     {"run", "--memory", "0", "-"},
+		"memory unit":     {"run", "--memory", "64MB", "-"},
+		"bad timeout":     {"run", "--timeout", "10", "-"},
+		"negative calls":  {"run", "--max-calls", "-1", "-"},
+		"missing config":  {"run", "--config", filepath.Join(t.TempDir(), "nope.json"), "-"},
+		"bad config":      {"run", "--config", writeFile(t, "bad.json5", "{tools: {toolSearch: {mdoe: 'x'}}}"), "-"},
 		"unknown flag":    {"run", "--frobnicate", "-"},
 		"missing file":    {"run", filepath.Join(t.TempDir(), "nope.js")},
 		"missing catalog": {"run", "--catalog", filepath.Join(t.TempDir(), "nope.json"), "-"},
@@ -97,4 +102,36 @@ func TestRunUsageErrors(t *testing.T) {
 	code, stdout, _ := runCLI(t, "", "run", "--help")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "usage: toolsearch run")
+}
+
+// The limit flags take the config's ranges: above the old 64 MiB cap up to the config's maximum, out-of-range
+// values clamped with a warning that names the value used, and the config file's limits as the base.
+func TestRunLimitsAreTheConfigs(t *testing.T) {
+	alloc := "return new Uint8Array(100 << 20).length" // 100 MiB: more than the default 64 MiB
+	code, stdout, stderr := runCLI(t, alloc, "run", "--memory", "256MiB", "-")
+	require.Equal(t, exitOK, code, stderr+stdout)
+	assert.Contains(t, stdout, `"value":104857600`)
+	assert.Empty(t, stderr)
+
+	code, stdout, _ = runCLI(t, alloc, "run", "-")
+	assert.Equal(t, exitFailure, code, "the default is 64 MiB")
+	assert.Contains(t, stdout, `"kind":"memory"`)
+
+	code, stdout, stderr = runCLI(t, "return 1", "run", "--memory", "2GiB", "--timeout", "10ms", "-")
+	require.Equal(t, exitOK, code, stderr+stdout)
+	assert.Contains(t, stderr, "toolsearch run: warning: --memory: codeMemoryBytes 2147483648 is above its maximum 1073741824: it will be clamped to 1073741824")
+	assert.Contains(t, stderr, "toolsearch run: warning: --timeout: codeTimeoutMs 10 is below its minimum 1000: it will be clamped to 1000")
+
+	code, _, stderr = runCLI(t, "return 1", "run", "--memory", "lots", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--memory must be a size in bytes, or with KiB, MiB or GiB, such as 64MiB (codeMemoryBytes, 16777216–1073741824 bytes), got "lots"`)
+
+	cfg := writeFile(t, "config.json5", "{ tools: { toolSearch: { codeMemoryBytes: 0x10000000, codeMaxCalls: 1 } } }")
+	code, stdout, stderr = runCLI(t, alloc, "run", "--config", cfg, "-")
+	require.Equal(t, exitOK, code, "256 MiB from the file: %s%s", stderr, stdout)
+	code, stdout, _ = runCLI(t, "await openclaw.tools.search('a'); await openclaw.tools.search('b')", "run", "--config", cfg, "-")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stdout, `"kind":"calls"`, "codeMaxCalls 1 from the file")
+	code, stdout, _ = runCLI(t, "await openclaw.tools.search('a'); await openclaw.tools.search('b')", "run", "--config", cfg, "--max-calls", "5", "-")
+	assert.Equal(t, exitOK, code, "a flag overrides the file: %s", stdout)
 }

@@ -69,11 +69,12 @@ func (s toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Too
 		}
 		return tools, func() {}, nil
 	}
-	cfg, err := mcp.LoadConfig(s.mcpConfigPath)
+	lc, err := loadConfig(s.mcpConfigPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := mcp.New(ctx, cfg, &mcp.Options{Progress: progress})
+	printWarnings(progress, "toolsearch: "+s.mcpConfigPath, lc.warnings)
+	src, err := mcp.New(ctx, lc.servers, &mcp.Options{Progress: progress})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/suggest"
+	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+// loadedConfig is a config file as every command reads it: one parse, the same checks, the same messages.
+type loadedConfig struct {
+	file *runtime.ConfigFile
+	// toolSearch is tools.toolSearch resolved and checked strictly (unknown keys and modes are errors);
+	// toolSearchSet says whether the file sets it at all.
+	toolSearch    runtime.Config
+	toolSearchSet bool
+	servers       *mcp.Config
+	// warnings name every value the runtime clamps, and what to; the command prints them.
+	warnings []string
+}
+
+// errConfigNotFound is wrapped when a command needs a config file that does not exist.
+var errConfigNotFound = errors.New("config file not found")
+
+// loadConfig reads the config file at path and checks all of it: tools.toolSearch against runtime.ConfigKeys and
+// every mcpServers entry against mcp.ServerConfig. A missing file is an error naming the path.
+func loadConfig(path string) (*loadedConfig, error) {
+	f, err := runtime.LoadConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !f.Exists() {
+		return nil, fmt.Errorf("%w: %s", errConfigNotFound, path)
+	}
+	return checkConfigFile(f)
+}
+
+// checkConfigFile checks a loaded (or edited) config file the way loadConfig does.
+func checkConfigFile(f *runtime.ConfigFile) (*loadedConfig, error) {
+	lc := &loadedConfig{file: f}
+	_, lc.toolSearchSet, _ = f.Get(runtime.ToolSearchKey)
+	var err error
+	if lc.toolSearch, lc.warnings, err = f.CheckToolSearch(); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	}
+	if lc.servers, err = checkServers(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	}
+	return lc, nil
+}
+
+const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}`
+
+// checkServers checks the shape of mcpServers before package mcp checks what it means: every field of an entry
+// must have the type of its mcp.ServerConfig field, so a mistake is named with the key, the expected type and
+// an example rather than as a decoding error. Fields other clients add (autoApprove, timeout, ...) are
+// tolerated, since the file is shared with them.
+func checkServers(f *runtime.ConfigFile) (*mcp.Config, error) {
+	raw, ok, err := f.Get(mcp.ConfigKey)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		var servers map[string]json.RawMessage
+		if json.Unmarshal(raw, &servers) != nil || servers == nil {
+			return nil, fmt.Errorf("%s must be an object of servers by name, for example {\"memory\": %s} (got %s)",
+				mcp.ConfigKey, serverExample, describeRaw(raw))
+		}
+		fields := serverFields()
+		names := make([]string, 0, len(servers))
+		for name := range servers {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var problems []string
+		for _, name := range names {
+			problems = append(problems, checkServer(name, servers[name], fields)...)
+		}
+		if len(problems) > 0 {
+			return nil, errors.New(strings.Join(problems, "; "))
+		}
+	}
+	return mcp.ParseConfig(f.Bytes())
+}
+
+func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Type) []string {
+	key := mcp.ConfigKey + "." + name
+	var entry map[string]json.RawMessage
+	if json.Unmarshal(raw, &entry) != nil || entry == nil {
+		return []string{fmt.Sprintf("%s must be a server object with \"command\" or \"url\", for example %s (got %s)",
+			key, serverExample, describeRaw(raw))}
+	}
+	var problems, unknown []string
+	for field, value := range entry {
+		typ, known := fields[field]
+		if !known {
+			unknown = append(unknown, field)
+			continue
+		}
+		if json.Unmarshal(value, reflect.New(typ).Interface()) != nil || string(value) == "null" {
+			expected, example := describeType(typ)
+			problems = append(problems, fmt.Sprintf("%s.%s must be %s, for example %s (got %s)", key, field, expected,
+				example, describeRaw(value)))
+		}
+	}
+	sort.Strings(problems)
+	if _, hasCommand := entry["command"]; !hasCommand {
+		if _, hasURL := entry["url"]; !hasURL {
+			msg := fmt.Sprintf("%s needs \"command\" (a program to start) or \"url\" (a streamable HTTP endpoint)", key)
+			if hint := misspelt(unknown, fields); hint != "" {
+				msg += "; " + hint
+			}
+			problems = append(problems, msg)
+		}
+	}
+	return problems
+}
+
+// misspelt names the unknown fields that are one or two edits away from a known one.
+func misspelt(unknown []string, fields map[string]reflect.Type) string {
+	known := make([]string, 0, len(fields))
+	for f := range fields {
+		known = append(known, f)
+	}
+	sort.Strings(known)
+	sort.Strings(unknown)
+	var hints []string
+	for _, u := range unknown {
+		if best, d := suggest.Closest(u, known); d >= 0 && d <= 2 {
+			hints = append(hints, fmt.Sprintf("%q is not a field: did you mean %q?", u, best))
+		}
+	}
+	return strings.Join(hints, "; ")
+}
+
+// serverFields maps the keys of an mcpServers entry to the types of their mcp.ServerConfig fields, so a field
+// added there is checked here without a second list.
+func serverFields() map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	typ := reflect.TypeFor[mcp.ServerConfig]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.IsExported() && name != "-" && name != "" {
+			fields[name] = f.Type
+		}
+	}
+	return fields
+}
+
+// describeType says what JSON a Go type takes, with an example.
+func describeType(t reflect.Type) (expected, example string) {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string", `"text"`
+	case reflect.Bool:
+		return "true or false", "true"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer", "5000"
+	case reflect.Float32, reflect.Float64:
+		return "a number", "1.5"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "an array of strings", `["-y", "package"]`
+		}
+		inner, ex := describeType(t.Elem())
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(inner, "a "), "an "), "[" + ex + "]"
+	case reflect.Map:
+		if t.Elem().Kind() == reflect.String {
+			return "an object of strings", `{"NAME": "value"}`
+		}
+		_, ex := describeType(t.Elem())
+		return "an object", `{"name": ` + ex + `}`
+	case reflect.Pointer:
+		return describeType(t.Elem())
+	}
+	return "an object", "{}"
+}
+
+// describeRaw shows a value the way messages quote what they got.
+func describeRaw(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return string(raw)
+}
+
+// parseMode reads a --mode flag: one of the modes of runtime.ConfigKeys, or an error that lists them and names
+// the closest.
+func parseMode(s string) (runtime.Mode, error) {
+	key, _ := runtime.LookupConfigKey("mode")
+	for _, m := range key.Values {
+		if s == m {
+			return runtime.Mode(s), nil
+		}
+	}
+	best, _ := suggest.Closest(s, key.Values)
+	return "", fmt.Errorf("--mode must be one of %s (got %q; did you mean %q?)", strings.Join(key.Values, ", "), s, best)
+}
