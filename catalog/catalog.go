@@ -166,6 +166,7 @@ func cloneTool(t *Tool) Tool {
 		c.OutputSchema = append([]byte(nil), t.OutputSchema...)
 	}
 	c.Groups = append([]string(nil), t.Groups...)
+	c.Annotations = t.Annotations.clone()
 	return c
 }
 

@@ -18,6 +18,8 @@ var (
 	ErrDuplicateTool = errors.New("catalog: duplicate tool id")
 	// ErrInvalidTool is wrapped by New and ParseFile for a tool without a name or with an unknown source.
 	ErrInvalidTool = errors.New("catalog: invalid tool")
+	// ErrInvalidPolicy is wrapped by Policy.Validate.
+	ErrInvalidPolicy = errors.New("catalog: invalid policy")
 )
 
 // MaxBatchQueries is how many queries one SearchBatch accepts.

@@ -24,10 +24,11 @@ type fileEntry struct {
 	SourceName   string          `json:"sourceName"`
 	Groups       []string        `json:"groups"`
 	CatalogMode  string          `json:"catalogMode"`
+	Annotations  *Annotations    `json:"annotations"` // MCP tool annotations, as tools/list sends them
 }
 
 // ParseFile reads a catalog file: a JSON array (or an object with a "tools" array) of
-// {name, description, inputSchema, outputSchema?, source?, server?, label?}. Rules:
+// {name, description, inputSchema, outputSchema?, source?, server?, label?, annotations?}. Rules:
 //   - an entry with "server" is an MCP tool, "mcp:<server>:<name>", its names made safe with SafeMCPNames;
 //   - otherwise "source" defaults to "openclaw" and the source name to "file" ("sourceName" overrides it);
 //   - "parameters" is accepted in place of "inputSchema"; schemas must be JSON objects;
@@ -101,6 +102,7 @@ func ParseFile(data []byte) ([]Tool, error) {
 		tools[i] = Tool{
 			Source: src, SourceName: sourceName, Name: e.Name, Label: e.Label, Description: e.Description,
 			Parameters: schema, OutputSchema: out, Groups: e.Groups, CatalogMode: e.CatalogMode,
+			Annotations: e.Annotations,
 		}
 		if src == SourceMCP {
 			if _, ok := byServer[sourceName]; !ok {

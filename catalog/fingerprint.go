@@ -32,6 +32,8 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 		writeField(h, string(t.OutputSchema))
 		writeField(h, t.CatalogMode)
 		writeField(h, strings.Join(t.Groups, "\x00"))
+		writeField(h, annotationsText(t.Annotations))
+		writeField(h, fmt.Sprint(t.TrustedByUser))
 		writeField(h, handlerIdentity(t.Handler))
 	}
 	writeField(h, "options")
@@ -42,9 +44,10 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 			writeField(h, fmt.Sprint(s.MaxDepth, s.MaxProperties, s.MaxUnionVariants, s.MaxEnumValues, s.MaxChars))
 		}
 		if p := opts.Policy; p != nil {
-			for _, r := range [...]Rule{p.Agent, p.Profile, p.Sandbox, p.Session} {
+			for _, r := range p.layers() {
 				writeField(h, strings.Join(r.Allow, "\x00"))
 				writeField(h, strings.Join(r.Deny, "\x00"))
+				writeField(h, strings.Join(r.Ask, "\x00"))
 			}
 			for _, g := range sortedKeys(p.Groups) {
 				writeField(h, g)
@@ -53,6 +56,25 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// annotationsText spells out every hint, set or not, so that two different annotation sets never hash alike.
+func annotationsText(a *Annotations) string {
+	if a == nil {
+		return "none"
+	}
+	var b strings.Builder
+	for _, v := range [...]*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
+		switch {
+		case v == nil:
+			b.WriteByte('-')
+		case *v:
+			b.WriteByte('1')
+		default:
+			b.WriteByte('0')
+		}
+	}
+	return b.String()
 }
 
 // writeField writes a length-prefixed field, so that no two different tool sets hash the same byte stream.

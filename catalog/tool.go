@@ -35,6 +35,12 @@ type Tool struct {
 	CatalogMode string
 	// Groups are the policy groups the tool belongs to ("fs", "web", ...), matched by "group:<name>" entries.
 	Groups []string
+	// Annotations are the tool's behaviour hints (MCP tool annotations); nil when it declares none. The policy
+	// reads them through Behavior, which only believes a trusted tool's claims.
+	Annotations *Annotations
+	// TrustedByUser marks a tool of an untrusted source (an MCP server, a client) that the user's own
+	// configuration vouches for (an MCP server configured with "trusted": true): it is treated as trusted.
+	TrustedByUser bool
 	// Handler runs the tool in-process; nil when the tool is executed elsewhere (an MCP server, the client).
 	Handler Handler
 }
@@ -44,9 +50,67 @@ func (t *Tool) ID() string {
 	return string(t.Source) + ":" + t.SourceName + ":" + t.Name
 }
 
-// Trusted reports whether the tool's schemas may be traversed for hints: only OpenClaw core and plugin tools.
+// Trusted reports whether the tool's schemas may be traversed for hints and its annotations believed: OpenClaw
+// core and plugin tools, and tools the user marked trusted (TrustedByUser).
 func (t *Tool) Trusted() bool {
-	return t.Source == SourceOpenClaw
+	return t.Source == SourceOpenClaw || t.TrustedByUser
+}
+
+// Annotations are MCP's tool annotations: hints about what a tool does. A nil field is unset and takes the MCP
+// default (not read-only, destructive, not idempotent, open world). They are claims of whoever wrote the tool.
+type Annotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`    // the tool does not modify its environment
+	DestructiveHint *bool `json:"destructiveHint,omitempty"` // it may destroy or overwrite (when not read-only)
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`  // repeating a call with the same arguments does no more
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`   // it reaches beyond a closed domain (the web, ...)
+}
+
+// Behavior is what the policy assumes a tool does, resolved from its annotations.
+type Behavior struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld bool
+}
+
+// Behavior resolves the tool's annotations against the MCP defaults. A trusted tool's claims are taken as they
+// are. An untrusted tool's claim counts only where it is stricter than the default, and every MCP default is
+// already the strict side, so an untrusted tool (an MCP server the user did not mark trusted, a client tool) is
+// always treated as not read-only, destructive, not idempotent and open-world, whatever it claims: a server
+// cannot talk its way past an approval or into a read-only session.
+func (t *Tool) Behavior() Behavior {
+	b := Behavior{Destructive: true, OpenWorld: true}
+	a := t.Annotations
+	if a == nil || !t.Trusted() {
+		return b
+	}
+	b.ReadOnly = hint(a.ReadOnlyHint, false)
+	b.Destructive = !b.ReadOnly && hint(a.DestructiveHint, true)
+	b.Idempotent = hint(a.IdempotentHint, false)
+	b.OpenWorld = hint(a.OpenWorldHint, true)
+	return b
+}
+
+func hint(v *bool, def bool) bool {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+// clone copies the annotations, so a catalog's tools share nothing a caller can change.
+func (a *Annotations) clone() *Annotations {
+	if a == nil {
+		return nil
+	}
+	c := &Annotations{}
+	for _, f := range [...]struct{ from, to **bool }{
+		{&a.ReadOnlyHint, &c.ReadOnlyHint}, {&a.DestructiveHint, &c.DestructiveHint},
+		{&a.IdempotentHint, &c.IdempotentHint}, {&a.OpenWorldHint, &c.OpenWorldHint},
+	} {
+		if *f.from != nil {
+			v := **f.from
+			*f.to = &v
+		}
+	}
+	return c
 }
 
 // Handler runs a tool. Implementations must be safe for concurrent use and must watch ctx.

@@ -44,6 +44,11 @@ type ServerConfig struct {
 	Type string `json:"type,omitempty"`
 	// Disabled servers are kept in the file but not started.
 	Disabled bool `json:"disabled,omitempty"`
+	// Trusted vouches for the server: its tools' input schemas are rendered into search hits (saving the model a
+	// describe per call), trusted tools may appear in directory mode's system-prompt directory, and its tool
+	// annotations are believed by the policy (annotation:readOnly and the like). By default a server is
+	// untrusted: hits say input "unknown", and its annotations can only make a tool stricter.
+	Trusted bool `json:"trusted,omitempty"`
 }
 
 // ErrConfig is wrapped by every configuration error.

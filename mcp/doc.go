@@ -15,7 +15,9 @@
 // New starts or connects every server in parallel, initializes each session and lists every page of its
 // tools. Source.Tools maps them to catalog tools of source "mcp": ids like mcp:memory:create_entities, names
 // made safe by catalog.SafeMCPNames, and the server's schemas kept as raw JSON — untrusted, so the catalog never
-// renders them into hints. Each tool's Handler sends tools/call with a timeout: a result with isError is a
+// renders them into hints, unless the config marks the server "trusted" (catalog.Tool.TrustedByUser). Tool
+// annotations are kept (catalog.Tool.Annotations); the policy believes them only from a trusted server. Each
+// tool's Handler sends tools/call with a timeout: a result with isError is a
 // failed tool result, structuredContent becomes the result's Details (where the runtime checks the tool's
 // outputSchema), and a JSON-RPC error from a live server is a failed result too, since the model can correct
 // the call. A transport failure — no answer in time, a dead connection, an unreadable answer — is a Go error,

@@ -383,14 +383,16 @@ func (u *upstream) mapTools(remote []*sdk.Tool) ([]catalog.Tool, map[string]bool
 			label = t.Annotations.Title
 		}
 		tools = append(tools, catalog.Tool{
-			Source:       catalog.SourceMCP,
-			SourceName:   u.sourceName,
-			Name:         safe[i],
-			Label:        label,
-			Description:  t.Description,
-			Parameters:   params,
-			OutputSchema: output,
-			Handler:      &toolHandler{u: u, remote: t.Name},
+			Source:        catalog.SourceMCP,
+			SourceName:    u.sourceName,
+			Name:          safe[i],
+			Label:         label,
+			Description:   t.Description,
+			Parameters:    params,
+			OutputSchema:  output,
+			Annotations:   annotations(t.Annotations),
+			TrustedByUser: u.cfg.Trusted,
+			Handler:       &toolHandler{u: u, remote: t.Name},
 		})
 	}
 	return tools, offered, nil
@@ -426,7 +428,44 @@ func (u *upstream) adopt(tools []catalog.Tool, offered map[string]bool) (changed
 
 func sameTool(a, b *catalog.Tool) bool {
 	return a.Name == b.Name && a.Label == b.Label && a.Description == b.Description && a.Handler == b.Handler &&
-		bytes.Equal(a.Parameters, b.Parameters) && bytes.Equal(a.OutputSchema, b.OutputSchema)
+		bytes.Equal(a.Parameters, b.Parameters) && bytes.Equal(a.OutputSchema, b.OutputSchema) &&
+		a.TrustedByUser == b.TrustedByUser && sameHints(a.Annotations, b.Annotations)
+}
+
+func sameHints(a, b *catalog.Annotations) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	same := func(x, y *bool) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return same(a.ReadOnlyHint, b.ReadOnlyHint) && same(a.DestructiveHint, b.DestructiveHint) &&
+		same(a.IdempotentHint, b.IdempotentHint) && same(a.OpenWorldHint, b.OpenWorldHint)
+}
+
+// annotations maps a tool's MCP annotations (the title goes to the label). The SDK reads readOnlyHint and
+// idempotentHint as plain booleans, so false and absent look alike there; false is their default anyway.
+func annotations(a *sdk.ToolAnnotations) *catalog.Annotations {
+	if a == nil {
+		return nil
+	}
+	out := &catalog.Annotations{DestructiveHint: copyBool(a.DestructiveHint), OpenWorldHint: copyBool(a.OpenWorldHint)}
+	if a.ReadOnlyHint {
+		out.ReadOnlyHint = copyBool(&a.ReadOnlyHint)
+	}
+	if a.IdempotentHint {
+		out.IdempotentHint = copyBool(&a.IdempotentHint)
+	}
+	if *out == (catalog.Annotations{}) {
+		return nil // only a title
+	}
+	return out
+}
+
+func copyBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
 }
 
 // schemaJSON re-encodes a schema the SDK decoded, bounded in size. A missing schema is an object with no

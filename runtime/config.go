@@ -58,6 +58,10 @@ const (
 	DefaultMaxResultBytes = 100_000
 	MinMaxResultBytes     = 1 << 10
 	MaxMaxResultBytes     = 16 << 20
+	// An approval waits for a person: minutes, not the seconds a script may run.
+	DefaultApprovalTimeoutMs = 300_000
+	MinApprovalTimeoutMs     = 1_000
+	MaxApprovalTimeoutMs     = 3_600_000
 )
 
 // Config is the resolved value of tools.toolSearch: every field holds its effective value after defaults and
@@ -81,7 +85,9 @@ type Config struct {
 	CodeMaxCalls       int    `json:"codeMaxCalls"`
 	// MaxResultBytes bounds the text of every call result the model is sent (control tools, including the
 	// value tool_search_code returns, and tools called directly); the full result stays in Details.
-	MaxResultBytes int `json:"maxResultBytes"`
+	MaxResultBytes    int    `json:"maxResultBytes"`
+	ApprovalTimeoutMs int    `json:"approvalTimeoutMs"`
+	PinFile           string `json:"pinFile,omitempty"`
 }
 
 // ConfigType is the kind of value a key of tools.toolSearch takes.
@@ -91,6 +97,7 @@ const (
 	ConfigBoolean ConfigType = "boolean" // true or false
 	ConfigEnum    ConfigType = "string"  // one of ConfigKey.Values
 	ConfigInteger ConfigType = "integer" // a positive integer, clamped to its range
+	ConfigPath    ConfigType = "path"    // a file path ("~/" is the home directory); empty means unset
 )
 
 // ConfigKey describes one key of tools.toolSearch.
@@ -140,6 +147,12 @@ func ConfigKeys() []ConfigKey {
 			Max: MaxMaxResultBytes, Unit: "bytes", Doc: "The most text one call result sends to the model, in every " +
 				"mode (what `tool_search_code` returns included); a longer result keeps its start and end around a " +
 				"note saying how much was cut."},
+		{Name: "approvalTimeoutMs", Type: ConfigInteger, Default: DefaultApprovalTimeoutMs, Min: MinApprovalTimeoutMs,
+			Max: MaxApprovalTimeoutMs, Unit: "ms", Doc: "How long one call may wait for its approver; an approval " +
+				"that does not come in time blocks the call."},
+		{Name: "pinFile", Type: ConfigPath, Doc: "Turns on pinned tool definitions: the definition of each tool " +
+			"is fingerprinted in this file when it is first approved or called, and calls to a tool whose " +
+			"definition changed since are blocked until it is approved again."},
 	}
 }
 
@@ -170,6 +183,8 @@ func (k ConfigKey) Expected() string {
 		return "true or false"
 	case ConfigEnum:
 		return "one of " + strings.Join(k.Values, ", ")
+	case ConfigPath:
+		return `a file path, for example "~/.config/toolsearch/pins.json"`
 	}
 	return fmt.Sprintf("a positive integer from %s to %s%s, for example %d", formatUint(k.Min), k.maxText(),
 		k.unitSuffix(), k.Default)
@@ -197,6 +212,8 @@ func (k ConfigKey) DefaultText() string {
 		return strconv.FormatBool(k.Default != 0)
 	case ConfigEnum:
 		return strconv.Quote(k.Values[0])
+	case ConfigPath:
+		return ""
 	}
 	return strconv.FormatUint(k.Default, 10)
 }
@@ -208,6 +225,8 @@ func (k ConfigKey) RangeText() string {
 		return "true, false"
 	case ConfigEnum:
 		return strings.Join(k.Values, ", ")
+	case ConfigPath:
+		return "a path"
 	}
 	return formatUint(k.Min) + "–" + k.maxText()
 }
@@ -327,6 +346,13 @@ func parseObject(obj map[string]any, chk *configCheck) Config {
 			default:
 				field.SetString(s)
 			}
+		case ConfigPath:
+			p, isString := v.(string)
+			if !isString {
+				chk.problems = append(chk.problems, wrongValue(key, v))
+				continue
+			}
+			field.SetString(strings.TrimSpace(p))
 		case ConfigInteger:
 			n, isNum := v.(json.Number)
 			u, positive := uint64(0), false

@@ -46,6 +46,16 @@
 // hook or tool, or a broken contract is a result with IsError — never a crash, never a bypass. Execute returns a
 // Go error only when its context ends or the run is closed.
 //
+// # Approval, annotations and pinned definitions
+//
+// The Approver is asked before every real call, bounded by Config.ApprovalTimeoutMs. A policy's Ask entries
+// (catalog.Rule.Ask) mark the calls that may not run without it: Invocation.ApprovalRequired says so, and with
+// no approver configured those calls are blocked. Policy entries "annotation:readOnly", "annotation:destructive"
+// and the like match tools by catalog.Tool.Behavior, which believes only trusted tools' MCP annotations. With
+// Options.Pins or Config.PinFile, each tool's definition is pinned in a PinFile when it is first approved or
+// called, and a call to a tool whose definition changed since is blocked, naming the change, until an approver
+// accepts it (Decision.AcceptChange) or the pin is forgotten.
+//
 // # Telemetry and session logs
 //
 // Run.Telemetry reports the catalog size per source, search/describe/call counts, every final call with its id

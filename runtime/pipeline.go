@@ -37,17 +37,29 @@ type Invocation struct {
 	Tool *catalog.Tool
 	// Arguments are the call's arguments as the tool will get them, after earlier hooks' rewrites.
 	Arguments json.RawMessage
+	// ApprovalRequired is set when this call may not run without the approver's consent: the policy asks for it
+	// (an Ask entry; ApprovalRule names it) or the tool's pinned definition changed (DefinitionChange). An
+	// approver that wants to be asked only when it matters may allow other calls without asking anyone.
+	ApprovalRequired bool
+	ApprovalRule     string
+	// DefinitionChange is set when pinning is on and the tool's definition differs from the one pinned; the
+	// call only runs if the approver allows it with AcceptChange.
+	DefinitionChange *DefinitionChange
 }
 
 // Decision is an Approver's answer.
 type Decision struct {
 	Allow  bool
 	Reason string // shown to the model when the call is denied
+	// AcceptChange approves the tool's changed definition (Invocation.DefinitionChange), which is pinned from
+	// now on. Allow alone does not: a changed tool stays blocked until someone accepts the change itself.
+	AcceptChange bool
 }
 
-// Approver decides whether a call may run. It is asked before the hooks, for every real call; a denial (or an
-// error, or a panic) is reported to the model as a blocked call and the tool does not run. Implementations must
-// be safe for concurrent use.
+// Approver decides whether a call may run. It is asked before the hooks, for every real call, with a context
+// that ends after Config.ApprovalTimeoutMs; a denial (or an error, a panic, or no answer in time) is reported
+// to the model as a blocked call and the tool does not run. Only the Approver can approve: nothing the model
+// sends reaches a Decision. Implementations must be safe for concurrent use.
 type Approver interface {
 	Approve(ctx context.Context, inv *Invocation) (Decision, error)
 }
@@ -126,17 +138,9 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		out.failure = msg
 		return out, nil
 	}
-	if r.rt.approver != nil {
-		d, err := approve(ctx, r.rt.approver, inv)
-		switch {
-		case err != nil:
-			out.failure, out.blocked = fmt.Sprintf("Tool call blocked: approval of %s failed: %v", id, err), true
-		case !d.Allow:
-			out.failure, out.blocked = "Tool call blocked: "+orDefault(d.Reason, "approval denied")+".", true
-		}
-		if out.blocked {
-			return out, ctx.Err()
-		}
+	if msg, err := r.approval(ctx, tool, &inv); msg != "" || err != nil {
+		out.failure, out.blocked = msg, true
+		return out, err
 	}
 	for i, h := range r.rt.hooks {
 		res, err := runHook(ctx, h, inv)
@@ -264,6 +268,73 @@ func callHandler(ctx context.Context, tool *catalog.Tool, args json.RawMessage) 
 		res = &catalog.Result{}
 	}
 	return res, err
+}
+
+// approval is the pipeline's consent step: the policy's Ask entries, the pinned definition, and the approver.
+// It returns why the call is blocked ("" when it may go on), or ctx's error when the turn ended meanwhile.
+// With pinning on, an approved call (or, without an approver, a first call) pins the tool's definition.
+func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation) (string, error) {
+	id := tool.ID()
+	inv.ApprovalRule, inv.ApprovalRequired = r.policy().NeedsApproval(tool)
+	pins := r.rt.pins
+	pinned := false
+	if pins != nil {
+		change, ok, err := pins.check(tool)
+		if err != nil {
+			r.rt.log.Error("tool search: pin file unreadable", "tool", id, "error", err)
+			return fmt.Sprintf("Tool call blocked: the pinned definition of %s cannot be checked.", id), nil
+		}
+		pinned = ok
+		if change != nil {
+			inv.DefinitionChange, inv.ApprovalRequired = change, true
+		}
+	}
+	changed := "Tool call blocked: " + orDefault(stringOf(inv.DefinitionChange), "") + "; it must be approved again."
+	if r.rt.approver == nil {
+		switch {
+		case inv.DefinitionChange != nil:
+			return changed, nil
+		case inv.ApprovalRequired:
+			return fmt.Sprintf("Tool call blocked: %s needs approval (policy: %s), and no approver is configured.",
+				id, inv.ApprovalRule), nil
+		}
+	} else {
+		timeout := time.Duration(r.rt.cfg.ApprovalTimeoutMs) * time.Millisecond
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		d, err := approve(actx, r.rt.approver, *inv)
+		late := actx.Err() != nil
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Sprintf("Tool call blocked: approval of %s was abandoned: the turn ended.", id), ctx.Err()
+		case err != nil && late:
+			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, r.rt.cfg.ApprovalTimeoutMs), nil
+		case err != nil:
+			return fmt.Sprintf("Tool call blocked: approval of %s failed: %v", id, err), nil
+		case !d.Allow:
+			return "Tool call blocked: " + orDefault(d.Reason, "approval denied") + ".", nil
+		case inv.DefinitionChange != nil && !d.AcceptChange:
+			return changed, nil
+		case late:
+			// An approver that ignored its context and answered late: its answer came after the call was
+			// given up on, and a late yes is not a yes.
+			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, r.rt.cfg.ApprovalTimeoutMs), nil
+		}
+	}
+	if pins != nil && (!pinned || inv.DefinitionChange != nil) {
+		if err := pins.pin(tool); err != nil {
+			r.rt.log.Error("tool search: pinning failed", "tool", id, "error", err)
+			return fmt.Sprintf("Tool call blocked: the definition of %s could not be pinned.", id), nil
+		}
+	}
+	return "", nil
+}
+
+func stringOf(c *DefinitionChange) string {
+	if c == nil {
+		return ""
+	}
+	return c.String()
 }
 
 func approve(ctx context.Context, a Approver, inv Invocation) (d Decision, err error) {

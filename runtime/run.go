@@ -146,6 +146,9 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 	default:
 		return nil, fmt.Errorf("runtime: StartRun needs a SessionID or a RunID: %w", catalog.ErrNoScope)
 	}
+	if err := req.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("runtime: RunRequest.Policy: %w", err)
+	}
 	if req.Policy != nil {
 		r.own.Store(&policyRef{req.Policy})
 	}
@@ -255,9 +258,13 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 	return r, nil
 }
 
-// controlTool is the catalog form of a control tool, for policy checks: an OpenClaw core tool.
+// controlTool is the catalog form of a control tool, for policy checks: an OpenClaw core tool. It is read-only:
+// a control tool itself only reads the catalog, and every tool it reaches is checked on its own, so a read-only
+// session (Allow: annotation:readOnly) keeps Tool Search.
 func controlTool(name string) *catalog.Tool {
-	return &catalog.Tool{Source: catalog.SourceOpenClaw, SourceName: "core", Name: name}
+	readOnly := true
+	return &catalog.Tool{Source: catalog.SourceOpenClaw, SourceName: "core", Name: name,
+		Annotations: &catalog.Annotations{ReadOnlyHint: &readOnly}}
 }
 
 func copyTools(ts []catalog.Tool) []catalog.Tool {

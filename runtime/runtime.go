@@ -37,8 +37,12 @@ type Options struct {
 	// Policy filters every run's tools (nil allows all). Runs may bring their own (RunRequest.Policy), and
 	// SetPolicy replaces it while runs are in flight: calls check the policy again when they happen.
 	Policy *catalog.Policy
-	// Approver is asked before every real tool call; nil approves everything.
+	// Approver is asked before every real tool call; nil approves everything except what needs approval: calls
+	// the policy asks about (Rule.Ask) and, with pinning, tools whose definition changed are then blocked.
 	Approver Approver
+	// Pins turns on pinned tool definitions with this pin file; nil opens Config.PinFile when that is set, and
+	// pins nothing otherwise.
+	Pins *PinFile
 	// Hooks run in order before every real tool call, after approval; each may block the call or rewrite its
 	// arguments.
 	Hooks []BeforeToolCallHook
@@ -66,6 +70,7 @@ type Runtime struct {
 	fallback   string // why code mode fell back to tools mode, or ""
 	policy     atomic.Pointer[policyRef]
 	approver   Approver
+	pins       *PinFile
 	hooks      []BeforeToolCallHook
 	log        *slog.Logger
 	sessionLog SessionLogger
@@ -94,9 +99,13 @@ func New(ctx context.Context, opts *Options) (*Runtime, error) {
 			return nil, fmt.Errorf("runtime: Options.Hooks[%d] is nil", i)
 		}
 	}
+	if err := o.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("runtime: Options.Policy: %w", err)
+	}
 	rt := &Runtime{
 		cfg:        o.Config.resolved(),
 		approver:   o.Approver,
+		pins:       o.Pins,
 		hooks:      append([]BeforeToolCallHook(nil), o.Hooks...),
 		log:        o.Logger,
 		sessionLog: o.SessionLog,
@@ -105,6 +114,13 @@ func New(ctx context.Context, opts *Options) (*Runtime, error) {
 	}
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
+	}
+	if rt.pins == nil && rt.cfg.PinFile != "" {
+		pins, err := OpenPinFile(rt.cfg.PinFile)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: pinFile: %w", err)
+		}
+		rt.pins = pins
 	}
 	if rt.cache == nil {
 		rt.cache = catalog.NewCache(nil)
@@ -204,6 +220,7 @@ func (rt *Runtime) FallbackReason() string { return rt.fallback }
 
 // SetPolicy replaces the policy of runs that did not bring their own. It applies to calls and searches from now
 // on, including those of runs already started: a tool that the new policy denies can no longer be called.
+// Check it with Validate first: an entry Validate refuses fails closed (see catalog.Policy.Validate).
 func (rt *Runtime) SetPolicy(p *catalog.Policy) { rt.policy.Store(&policyRef{p}) }
 
 // Policy is the current runtime-wide policy.

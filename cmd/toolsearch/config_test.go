@@ -59,7 +59,7 @@ func TestConfigSetAndGet(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.JSONEq(t, `{"enabled":true,"mode":"tools","codeTimeoutMs":10000,"searchDefaultLimit":8,"maxSearchLimit":20,
 		"codeFuel":2000000000,"codeMemoryBytes":67108864,"codeMaxOutputBytes":65536,"codeMaxCalls":100,
-		"maxResultBytes":100000}`, out)
+		"maxResultBytes":100000,"approvalTimeoutMs":300000}`, out)
 
 	code, out, _ = configCLI(t, "get", "--config", path, "--resolved", "tools.toolSearch.maxSearchLimit")
 	require.Equal(t, exitOK, code)

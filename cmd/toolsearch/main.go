@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"describe": {summary: "print the full schemas of one tool of a catalog file", run: runDescribe},
 		"call":     {summary: "call one tool of a catalog file through the pipeline (a dry run)", run: runCall},
 		"mcp":      {summary: "serve Tool Search over the servers of an MCP config, to any MCP client", run: runMCP},
+		"pins":     {summary: "list or forget pinned tool definitions (tools.toolSearch.pinFile)", run: runPins},
 	}
 }
 
