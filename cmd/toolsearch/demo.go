@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -152,37 +153,96 @@ func callsMade(r scenario.Result) string {
 	return chain
 }
 
-// explain is the paragraph under the tables; every number in it comes from the runs.
+// explain is the paragraph under the tables. Every statement in it is computed from the runs: a mode that did
+// not reach the target is named with what went wrong, and the summary says which modes reached it.
 func explain(results []scenario.Result) string {
-	find := func(m runtime.Mode, n int) (scenario.Result, bool) {
+	var sentences []string
+	sizes := map[runtime.Mode][]int{}
+	for _, r := range results {
+		sizes[r.Mode] = append(sizes[r.Mode], r.Tools)
+	}
+	first := func(m runtime.Mode) (scenario.Result, bool) {
 		for _, r := range results {
-			if r.Mode == m && r.Tools == n {
+			if r.Mode == m {
 				return r, true
 			}
 		}
 		return scenario.Result{}, false
 	}
-	off36, ok1 := find(runtime.ModeOff, 36)
-	code36, ok2 := find(runtime.ModeCode, 36)
-	code500, ok3 := find(runtime.ModeCode, 500)
-	off500, ok4 := find(runtime.ModeOff, 500)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return ""
+	if off, ok := first(runtime.ModeOff); ok {
+		s := fmt.Sprintf("With Tool Search off, the last request declared %d tool schemas (%s bytes of tool "+
+			"definitions at %d tools)", off.DeclaredTools, demoThousands(off.ToolBytes), off.Tools)
+		if off.TargetCalledDirectly {
+			s += fmt.Sprintf(" and the model called %s directly.", scenario.Target)
+		} else {
+			s += fmt.Sprintf(", but %s was not called directly: %s.", scenario.Target, failure(off))
+		}
+		sentences = append(sentences, s)
 	}
-	_, f36, _ := scenario.Savings(results, code36)
-	_, f500, _ := scenario.Savings(results, code500)
-	text := fmt.Sprintf("What happened: with Tool Search off, every request declared all %d plugin tool schemas "+
-		"and %s (%s bytes of tool definitions; %s at 500 tools), and the model called %s directly. With Tool "+
-		"Search on, the model saw only the control tools and the direct-only %s. In code mode it sent one "+
-		"tool_search_code call whose script searched the catalog, took the hit named %s and called it; the call "+
-		"went through the same policy, validation and logging pipeline as a direct call, and the session log "+
-		"records it as its own call, %s. In tools mode the model called tool_search, then tool_call; directory "+
-		"mode also put a bounded list of the trusted tools in the system prompt. Every mode reached the same tool "+
-		"with the same result, and the last request of the code-mode turn was %.0f%% smaller at %d tools and "+
-		"%.0f%% smaller at %d: what Tool Search sends does not grow with the catalog.",
-		off36.Tools, scenario.StatusTool, demoThousands(off36.ToolBytes), demoThousands(off500.ToolBytes), scenario.Target,
-		scenario.StatusTool, scenario.Target, code36.BridgedCallID, 100*f36, code36.Tools, 100*f500, code500.Tools)
-	return demoWrap(text, 110)
+	for _, m := range []runtime.Mode{runtime.ModeCode, runtime.ModeTools, runtime.ModeDirectory} {
+		r, ok := first(m)
+		if !ok {
+			continue
+		}
+		if !reached(r) {
+			sentences = append(sentences, fmt.Sprintf("In %s mode the model did not reach %s: %s.", m,
+				scenario.Target, failure(r)))
+			continue
+		}
+		s := fmt.Sprintf("In %s mode the model called %s", m, strings.Join(r.PlannedTools, ", then "))
+		if r.BridgedVia == runtime.ViaCode {
+			s += fmt.Sprintf("; its script ran %d search(es) and %d call(s), and the session log records the "+
+				"hidden call as %s", r.SearchCount, r.CallCount, r.BridgedCallID)
+		}
+		if r.EffectiveMode != "" && r.EffectiveMode != r.Mode {
+			s += fmt.Sprintf(" (the sandbox could not start, so it ran in %s mode)", r.EffectiveMode)
+		}
+		sentences = append(sentences, s+".")
+	}
+
+	var good, bad []string
+	answers := map[string]bool{}
+	for _, r := range results {
+		name := fmt.Sprintf("%s/%d", r.Mode, r.Tools)
+		if reached(r) {
+			good = append(good, name)
+			answers[r.Answer] = true
+		} else {
+			bad = append(bad, name)
+		}
+	}
+	switch {
+	case len(bad) == 0 && len(answers) == 1:
+		sentences = append(sentences, fmt.Sprintf("Every mode reached %s, with the same answer.", scenario.Target))
+	case len(bad) == 0:
+		sentences = append(sentences, fmt.Sprintf("Every mode reached %s, but the answers differ.", scenario.Target))
+	default:
+		sentences = append(sentences, fmt.Sprintf("%d of %d runs reached %s; these did not: %s.", len(good),
+			len(results), scenario.Target, strings.Join(bad, ", ")))
+	}
+	for _, r := range results {
+		if r.Mode != runtime.ModeCode || !reached(r) {
+			continue
+		}
+		if _, f, ok := scenario.Savings(results, r); ok {
+			sentences = append(sentences, fmt.Sprintf("At %d tools the last code-mode request was %.0f%% smaller "+
+				"than with Tool Search off.", r.Tools, 100*f))
+		}
+	}
+	return demoWrap("What happened: "+strings.Join(sentences, " "), 110)
+}
+
+// reached reports whether a run called the target and finished.
+func reached(r scenario.Result) bool { return r.CalledTarget && r.Err == "" }
+
+func failure(r scenario.Result) string {
+	if r.Err != "" {
+		return r.Err
+	}
+	if r.Answer != "" {
+		return "it answered " + strconv.Quote(r.Answer) + " without calling it"
+	}
+	return "it never called it"
 }
 
 func demoWrap(s string, width int) string {

@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/gateway/scenario"
+	"github.com/toolsearch/toolsearch/runtime"
 )
 
 // TestDemo runs `toolsearch demo --json` and the table once each: the scenario's own assertions live in
@@ -92,4 +95,37 @@ func demoKeys(m map[string]any) []string {
 func demoJSONInt(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// The summary is computed from what happened: a mode that fails is named with its error, and nothing claims
+// that every mode reached the tool.
+func TestDemoSummaryWhenAModeFails(t *testing.T) {
+	ok := func(m runtime.Mode, planned ...string) scenario.Result {
+		return scenario.Result{Mode: m, EffectiveMode: m, Tools: 36, Answer: "FAKE_PLUGIN_OK", CalledTarget: true,
+			PlannedTools: planned, DeclaredTools: 4, RequestBytes: 3000, ToolBytes: 1000}
+	}
+	off := ok(runtime.ModeOff, scenario.Target)
+	off.TargetCalledDirectly, off.DeclaredTools, off.RequestBytes, off.ToolBytes = true, 37, 24000, 23000
+	code := scenario.Result{Mode: runtime.ModeCode, EffectiveMode: runtime.ModeCode, Tools: 36,
+		Err: "tool_search_code timed out", PlannedTools: []string{"tool_search_code"}, RequestBytes: 2500}
+	results := []scenario.Result{off, code, ok(runtime.ModeTools, "tool_search", "tool_call")}
+
+	text := strings.Join(strings.Fields(explain(results)), " ")
+	assert.Contains(t, text, "In code mode the model did not reach fake_plugin_tool_17: tool_search_code timed out.")
+	assert.Contains(t, text, "In tools mode the model called tool_search, then tool_call.")
+	assert.Contains(t, text, "2 of 3 runs reached fake_plugin_tool_17; these did not: code/36.")
+	assert.NotContains(t, text, "Every mode")
+	assert.NotContains(t, text, "smaller", "no saving is claimed for a mode that failed")
+
+	var b strings.Builder
+	writeDemoTables(&b, results)
+	assert.Contains(t, b.String(), "FAILED: tool_search_code timed out")
+
+	all := []scenario.Result{off, ok(runtime.ModeCode, "tool_search_code"), ok(runtime.ModeTools, "tool_search", "tool_call")}
+	text = strings.Join(strings.Fields(explain(all)), " ")
+	assert.Contains(t, text, "Every mode reached fake_plugin_tool_17, with the same answer.")
+	assert.Contains(t, text, "At 36 tools the last code-mode request was 88% smaller than with Tool Search off.")
+
+	all[2].Answer = "something else"
+	assert.Contains(t, strings.Join(strings.Fields(explain(all)), " "), "but the answers differ")
 }
