@@ -27,8 +27,9 @@ type Config struct {
 // output, or the URL of a streamable HTTP endpoint. Exactly one of Command and URL is set.
 type ServerConfig struct {
 	// Command is the program to start; it is looked up in PATH like a shell would.
-	Command string   `json:"command,omitempty"`
-	Args    []string `json:"args,omitempty"`
+	Command string `json:"command,omitempty"`
+	// Args are the command's arguments.
+	Args []string `json:"args,omitempty"`
 	// Env is added to toolsearch's own environment for the child (a server started by npx needs PATH and HOME).
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the child's working directory; empty means toolsearch's.

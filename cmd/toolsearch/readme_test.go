@@ -1,0 +1,245 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated tables of README.md")
+
+const readmePath = "../../README.md"
+
+// TestREADMEConfigTables keeps the README's tables of config keys equal to what the code accepts: the keys of
+// tools.toolSearch come from runtime.ConfigKeys, the fields of an mcpServers entry from mcp.ServerConfig (types
+// by reflection, descriptions from the field comments). A key added to either fails this test until the README
+// is regenerated with -update.
+func TestREADMEConfigTables(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
+	require.NoError(t, err)
+	readme := string(data)
+	for _, section := range []struct{ marker, table string }{
+		{"config-keys", toolSearchTable()},
+		{"server-keys", serverTable(t)},
+	} {
+		re := regexp.MustCompile(`(?s)(<!-- ` + section.marker + `:start[^\n]*-->\n).*?(<!-- ` + section.marker + `:end -->)`)
+		require.Regexp(t, re, readme, "README.md has no %s markers", section.marker)
+		want := re.ReplaceAllString(readme, "${1}"+strings.ReplaceAll(section.table, "$", "$$")+"${2}")
+		if *update {
+			readme = want
+			continue
+		}
+		assert.Equal(t, want, readme, "README.md's %s table is out of date: run go test ./cmd/toolsearch -run TestREADMEConfigTables -update", section.marker)
+	}
+	if *update {
+		require.NoError(t, os.WriteFile(readmePath, []byte(readme), 0o644))
+	}
+}
+
+func toolSearchTable() string {
+	var b strings.Builder
+	b.WriteString("| key | type | default | range | what it does |\n|---|---|---|---|---|\n")
+	for _, k := range runtime.ConfigKeys() {
+		def, rng := "`"+k.DefaultText()+"`", k.RangeText()
+		if k.Type == runtime.ConfigInteger {
+			def, rng = humanNumber(k.Default, k.Unit), integerRange(k)
+		}
+		if k.Type == runtime.ConfigEnum {
+			rng = "`" + strings.Join(k.Values, "`, `") + "`"
+		}
+		if k.Type == runtime.ConfigBoolean {
+			rng = ""
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Name, k.Type, def, rng, k.Doc)
+	}
+	return b.String()
+}
+
+// integerRange writes "1,000 – 60,000 ms", "16 MiB – 1 GiB" or "1 – `maxSearchLimit`".
+func integerRange(k runtime.ConfigKey) string {
+	switch {
+	case k.MaxKey != "":
+		return demoThousands(int(k.Min)) + " – `" + k.MaxKey + "`"
+	case k.Unit == "bytes":
+		return humanNumber(k.Min, k.Unit) + " – " + humanNumber(k.Max, k.Unit)
+	}
+	return demoThousands(int(k.Min)) + " – " + humanNumber(k.Max, k.Unit)
+}
+
+// humanNumber writes a default or a bound with its unit, sizes in KiB/MiB/GiB when they divide evenly.
+func humanNumber(n uint64, unit string) string {
+	if unit == "bytes" {
+		for _, u := range []struct {
+			name  string
+			shift uint
+		}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+			if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+				return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+			}
+		}
+		return fmt.Sprintf("%s bytes", demoThousands(int(n)))
+	}
+	s := demoThousands(int(n))
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+func serverTable(t *testing.T) string {
+	docs := serverFieldDocs(t)
+	var b strings.Builder
+	b.WriteString("| key | type | what it does |\n|---|---|---|\n")
+	typ := reflect.TypeFor[mcp.ServerConfig]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		doc := docs[f.Name]
+		assert.NotEmpty(t, doc, "mcp.ServerConfig.%s needs a doc comment: it is the README's description of %q", f.Name, name)
+		expected, _ := describeType(f.Type)
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, expected, doc)
+	}
+	return b.String()
+}
+
+// serverFieldDocs reads the doc comments of mcp.ServerConfig's fields from its source, as one line each, without
+// the leading "Name is" of Go doc style.
+func serverFieldDocs(t *testing.T) map[string]string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, "../../mcp", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	require.NoError(t, err)
+	docs := map[string]string{}
+	for _, pkg := range pkgs {
+		ast.Inspect(pkg, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || ts.Name.Name != "ServerConfig" {
+				return true
+			}
+			for _, field := range ts.Type.(*ast.StructType).Fields.List {
+				text := strings.Join(strings.Fields(field.Doc.Text()), " ")
+				for _, name := range field.Names {
+					docs[name.Name] = withoutSubject(text, name.Name)
+				}
+			}
+			return false
+		})
+	}
+	return docs
+}
+
+func withoutSubject(doc, name string) string {
+	for _, verb := range []string{" is ", " are "} {
+		if rest, ok := strings.CutPrefix(doc, name+verb); ok && rest != "" {
+			return strings.ToUpper(rest[:1]) + rest[1:]
+		}
+	}
+	return doc
+}
+
+// TestREADMECommands runs every toolsearch command of the README's shell blocks from the repository root, except
+// those that say they need the network; each must succeed. The config commands edit a copy of the example
+// config ($TOOLSEARCH_CONFIG), never the file in the repository.
+func TestREADMECommands(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
+	require.NoError(t, err)
+	example, err := os.ReadFile("../../examples/config.json5")
+	require.NoError(t, err)
+	scratch := filepath.Join(t.TempDir(), "config.json5")
+	require.NoError(t, os.WriteFile(scratch, example, 0o600))
+	t.Setenv(runtime.ConfigPathEnv, scratch)
+	t.Chdir("../..")
+
+	ran := 0
+	for _, line := range shellLines(string(data)) {
+		cmd, comment, _ := strings.Cut(line, " # ")
+		args := shellWords(t, cmd)
+		switch {
+		case len(args) == 0:
+			continue
+		case strings.Contains(comment, "network"), args[0] == "go" && args[1] == "install":
+			continue // needs the network: the module proxy, npx
+		case args[0] == "go" && args[1] == "test":
+			continue // this is it
+		case args[0] == "go" && args[1] == "run" && args[2] == "./cmd/toolsearch":
+			args = append([]string{"toolsearch"}, args[3:]...)
+		case args[0] != "toolsearch":
+			continue // npm ci runs in .ci/run
+		}
+		if args[1] == "demo" {
+			continue // TestDemo runs it
+		}
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", args[1:]...)
+			assert.Equal(t, exitOK, code, "%s\nstdout: %s\nstderr: %s", cmd, stdout, stderr)
+		})
+		ran++
+	}
+	assert.GreaterOrEqual(t, ran, 10, "the README's commands were found")
+}
+
+// shellLines returns the lines of the README's ```sh blocks.
+func shellLines(readme string) []string {
+	var lines []string
+	in := false
+	for _, line := range strings.Split(readme, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			in = true
+		case strings.HasPrefix(line, "```"):
+			in = false
+		case in:
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	return lines
+}
+
+// shellWords splits a command line as a POSIX shell would for the quoting the README uses: '...' and "...".
+func shellWords(t *testing.T, line string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(line[i+1:], c)
+			require.GreaterOrEqual(t, end, 0, "unbalanced quote in %q", line)
+			cur.WriteString(line[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
