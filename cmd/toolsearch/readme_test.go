@@ -36,14 +36,15 @@ func TestREADMEConfigTables(t *testing.T) {
 		{"config-keys", toolSearchTable()},
 		{"server-keys", serverTable(t)},
 	} {
-		re := regexp.MustCompile(`(?s)(<!-- ` + section.marker + `:start[^\n]*-->\n).*?(<!-- ` + section.marker + `:end -->)`)
-		require.Regexp(t, re, readme, "README.md has no %s markers", section.marker)
-		want := re.ReplaceAllString(readme, "${1}"+strings.ReplaceAll(section.table, "$", "$$")+"${2}")
+		re := regexp.MustCompile(`(?s)(<!-- ` + section.marker + `:start[^\n]*-->\n)(.*?)(<!-- ` + section.marker + `:end -->)`)
+		m := re.FindStringSubmatch(readme)
+		require.NotNil(t, m, "README.md has no %s markers", section.marker)
 		if *update {
-			readme = want
+			readme = re.ReplaceAllString(readme, "${1}"+strings.ReplaceAll(section.table, "$", "$$")+"${3}")
 			continue
 		}
-		assert.Equal(t, want, readme, "README.md's %s table is out of date: run go test ./cmd/toolsearch -run TestREADMEConfigTables -update", section.marker)
+		assert.Equal(t, section.table, m[2], "README.md's %s table is out of date: run "+
+			"go test ./cmd/toolsearch -run TestREADMEConfigTables -update", section.marker)
 	}
 	if *update {
 		require.NoError(t, os.WriteFile(readmePath, []byte(readme), 0o644))
@@ -55,6 +56,9 @@ func toolSearchTable() string {
 	b.WriteString("| key | type | default | range | what it does |\n|---|---|---|---|---|\n")
 	for _, k := range runtime.ConfigKeys() {
 		def, rng := "`"+k.DefaultText()+"`", k.RangeText()
+		if k.DefaultText() == "" {
+			def = "unset"
+		}
 		if k.Type == runtime.ConfigInteger {
 			def, rng = humanNumber(k.Default, k.Unit), integerRange(k)
 		}
