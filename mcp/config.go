@@ -37,7 +37,10 @@ type ServerConfig struct {
 
 	// URL is a streamable HTTP endpoint (http or https).
 	URL string `json:"url,omitempty"`
-	// Headers are sent with every HTTP request (an Authorization header, say).
+	// Headers are sent with every HTTP request, for example {"Authorization": "Bearer ${GITHUB_TOKEN}"}. Each
+	// ${NAME} in a value is replaced by the environment variable NAME when the server starts; a variable that is
+	// not set fails the start with an error naming it. The values are secrets: they never appear in logs, errors
+	// or statuses, and whatever the server sends back has them replaced by [redacted].
 	Headers map[string]string `json:"headers,omitempty"`
 
 	// Type is optional: "stdio", or "http" / "streamable-http" / "streamableHttp" for a URL. The older SSE
@@ -50,7 +53,19 @@ type ServerConfig struct {
 	// annotations are believed by the policy (annotation:readOnly and the like). By default a server is
 	// untrusted: hits say input "unknown", and its annotations can only make a tool stricter.
 	Trusted bool `json:"trusted,omitempty"`
+
+	// StartTimeoutMs bounds one attempt to start or connect the server, initialize it and list its tools, in
+	// milliseconds (at most MaxStartTimeoutMs). 0 means Options.StartTimeout (30 s by default). A server fetched
+	// by npx on first use may need more; a server that should answer at once can be given less.
+	StartTimeoutMs int `json:"startTimeoutMs,omitempty"`
+	// Lazy servers are started on their first call rather than with the others. Until then their tools come
+	// from a schema cache (see Options.SchemaCacheDir) that every listing of the server refreshes. Without a
+	// usable cache entry, a lazy server starts at once like any other, and the progress output says why.
+	Lazy bool `json:"lazy,omitempty"`
 }
+
+// MaxStartTimeoutMs is the largest ServerConfig.StartTimeoutMs: ten minutes.
+const MaxStartTimeoutMs = 600_000
 
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("mcp config")
@@ -134,6 +149,9 @@ func (c *Config) names() []string {
 }
 
 func (s ServerConfig) validate() error {
+	if s.StartTimeoutMs < 0 || s.StartTimeoutMs > MaxStartTimeoutMs {
+		return fmt.Errorf(`"startTimeoutMs" must be between 0 (the default) and %d, not %d`, MaxStartTimeoutMs, s.StartTimeoutMs)
+	}
 	switch {
 	case strings.TrimSpace(s.Command) == "" && s.URL == "":
 		return errors.New(`needs "command" or "url"`)
@@ -168,6 +186,11 @@ func (s ServerConfig) validate() error {
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url %q must be an absolute http or https URL", s.URL)
+	}
+	for _, name := range sortedKeys(s.Headers) {
+		if err := checkHeader(name, s.Headers[name]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

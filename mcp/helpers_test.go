@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -192,7 +193,7 @@ func startSource(t *testing.T, cfg *Config, opts *Options, m map[string]dialFunc
 
 // rawServer speaks just enough JSON-RPC by hand to play a server that no SDK would let us write: one that sends
 // garbage, or pages forever. handle gets each request and returns the raw line to answer with ("" for none).
-func rawServer(conn net.Conn, handle func(method string, id, params json.RawMessage) string) {
+func rawServer(conn io.ReadWriteCloser, handle func(method string, id, params json.RawMessage) string) {
 	defer conn.Close()
 	sc := bufio.NewScanner(conn)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -32,13 +32,22 @@ func childConfig(behavior string) ServerConfig {
 	return ServerConfig{Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{childEnv: behavior}}
 }
 
+// stdio is the child's standard input and output as one connection.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+func (stdio) Close() error { return nil }
+
 // runChild is the child's main. Behaviors:
 //   - echo: a well-behaved server with an echo tool;
 //   - crash: its "crash" tool writes to stderr and exits with status 3 mid-call;
 //   - exit: writes a reason to stderr and exits with status 2 before the handshake;
 //   - garbage: writes a line that is not JSON-RPC, then waits;
 //   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too;
-//   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does.
+//   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does;
+//   - bigpages, bomb: hostile listings (see hostileListing).
 func runChild(behavior string) int {
 	fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 	switch behavior {
@@ -48,6 +57,9 @@ func runChild(behavior string) int {
 	case "garbage":
 		fmt.Println("Server starting... (this line is not JSON-RPC)")
 		time.Sleep(time.Minute)
+		return 0
+	case "bigpages", "bomb":
+		rawServer(stdio{os.Stdin, os.Stdout}, hostileListing(behavior))
 		return 0
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "child-" + behavior, Version: "1"}, nil)

@@ -21,11 +21,22 @@ const (
 	DefaultMaxRetryDelay = time.Minute
 )
 
-// Bounds on what one server may hand us. A server is untrusted: a listing that never ends, or a tool whose
-// schema is megabytes, must not exhaust the host.
+// Bounds on what one server may hand us. A server is untrusted: a listing that never ends, a tool whose schema
+// is megabytes, or a thousand pages of them, must not exhaust the host.
 const (
+	// MaxToolsPerServer is the most tools kept of one server; the rest of its listing is ignored.
 	MaxToolsPerServer = 1000
-	MaxSchemaBytes    = 256 << 10
+	// MaxSchemaBytes bounds one input or output schema (compact JSON); a tool with a larger one is dropped.
+	MaxSchemaBytes = 256 << 10
+	// MaxToolBytes bounds one tool definition as the server sent it; a larger one is dropped from its page before
+	// anything of it is decoded.
+	MaxToolBytes = 1 << 20
+	// MaxListingBytes bounds one listing: the pages of one tools/list, as sent, and the tools kept of them.
+	// Listing stops at the page that passes it, keeping the tools that fit.
+	MaxListingBytes = 16 << 20
+	// MaxMessageBytes bounds one message a server sends (a line on stdio, a response body or event over HTTP).
+	// A larger one ends the connection, and the server is retried.
+	MaxMessageBytes = 16 << 20
 )
 
 // Options configure New. A nil *Options means every default.
@@ -50,6 +61,14 @@ type Options struct {
 	// MaxRetryDelay, and starts over once a server has stayed up for MaxRetryDelay. 0 means DefaultRetryDelay
 	// and DefaultMaxRetryDelay.
 	RetryDelay, MaxRetryDelay time.Duration
+	// SchemaCacheDir holds the cached listings of lazy servers (ServerConfig.Lazy), one file per server config.
+	// "" means the toolsearch/mcp-schemas directory of the user's cache directory (os.UserCacheDir); where there
+	// is none, lazy servers start at once.
+	SchemaCacheDir string
+	// ChildEnv is added to the environment of every server started as a child process, before the server's own
+	// Env (which wins). The toolsearch command uses it to mark its children, so that a toolsearch started by one
+	// of them can tell it would nest.
+	ChildEnv map[string]string
 }
 
 // State is where a server is in its life.
@@ -57,6 +76,7 @@ type State string
 
 // The states of a server.
 const (
+	StateIdle     State = "idle"     // a lazy server not started yet: its tools come from the schema cache
 	StateStarting State = "starting" // the first attempt has not finished yet
 	StateReady    State = "ready"    // connected; its tools can be called
 	StateFailed   State = "failed"   // not connected; a retry is scheduled (Status.NextRetry)
@@ -105,6 +125,8 @@ type options struct {
 	closeTimeout  time.Duration
 	retryDelay    time.Duration
 	maxRetryDelay time.Duration
+	cacheDir      string
+	childEnv      map[string]string
 	progressMu    *sync.Mutex
 }
 
@@ -119,6 +141,8 @@ func (o *Options) resolve() options {
 			closeTimeout:  o.CloseTimeout,
 			retryDelay:    o.RetryDelay,
 			maxRetryDelay: o.MaxRetryDelay,
+			cacheDir:      o.SchemaCacheDir,
+			childEnv:      o.ChildEnv,
 		}
 	}
 	orDefault := func(d *time.Duration, def time.Duration) {

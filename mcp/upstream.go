@@ -28,6 +28,9 @@ type dialed struct {
 	transport sdk.Transport
 	stop      func(deadline time.Time)
 	exit      func() string
+	// filtersListings is set by a transport that applies the listing filter itself (streamable HTTP, whose
+	// connection the SDK must see unwrapped); every other transport gets listingTransport around it.
+	filtersListings bool
 }
 
 // upstream is one configured server and the goroutine (supervise) that keeps it connected.
@@ -136,12 +139,16 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 		}
 	}
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(u.src.ctx, u.src.opts.startTimeout)
+	ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
 	defer cancel()
 
 	conn, err := u.dial(ctx, u)
 	if err != nil {
 		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: err}
+	}
+	transport := conn.transport
+	if !conn.filtersListings {
+		transport = listingTransport{inner: transport}
 	}
 	u.mu.Lock()
 	u.conn = conn // from now on Close can kill what the dial started, even mid-handshake
@@ -158,7 +165,7 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 			}
 		},
 	})
-	sess, err := client.Connect(ctx, conn.transport, nil)
+	sess, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		u.stop(conn, time.Now())
 		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: u.explain(ctx, conn, err)}
@@ -180,11 +187,19 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 	return sess, conn, nil
 }
 
+// startTimeout bounds one attempt to start, initialize and list, and one relisting.
+func (u *upstream) startTimeout() time.Duration {
+	if u.cfg.StartTimeoutMs > 0 {
+		return time.Duration(u.cfg.StartTimeoutMs) * time.Millisecond
+	}
+	return u.src.opts.startTimeout
+}
+
 // explain turns a failed attempt into the reason a person needs: a timeout says so, a dead process says how
 // it died and what it last wrote to stderr.
 func (u *upstream) explain(ctx context.Context, conn *dialed, err error) error {
 	if ctx.Err() != nil && u.src.ctx.Err() == nil {
-		err = fmt.Errorf("no answer within %s: %w", u.src.opts.startTimeout, context.DeadlineExceeded)
+		err = fmt.Errorf("no answer within %s: %w", u.startTimeout(), context.DeadlineExceeded)
 	}
 	return u.withExit(conn, err)
 }
@@ -222,7 +237,7 @@ func (u *upstream) serve(sess *sdk.ClientSession, conn *dialed) error {
 			}
 			return &ServerError{Server: u.name, Op: "connection", Err: u.withExit(conn, err)}
 		case <-u.relist:
-			ctx, cancel := context.WithTimeout(u.src.ctx, u.src.opts.startTimeout)
+			ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
 			tools, offered, err := u.list(ctx, sess)
 			cancel()
 			if err != nil {
@@ -308,10 +323,11 @@ func (u *upstream) exited() bool {
 	}
 }
 
-// list fetches every page of tools/list and maps the tools to catalog tools. It guards against servers whose
-// pagination never ends and against oversized listings.
+// list fetches every page of tools/list and maps the tools to catalog tools. Each page is reduced to the raw
+// definitions it keeps before the next one is asked for, so what a listing holds is bounded by MaxListingBytes
+// plus one page, whatever the server sends (see listing.go). It guards against pagination that never ends.
 func (u *upstream) list(ctx context.Context, sess *sdk.ClientSession) ([]catalog.Tool, map[string]bool, error) {
-	var remote []*sdk.Tool
+	l := listing{u: u, offered: map[string]bool{}}
 	seenCursor := map[string]bool{}
 	params := &sdk.ListToolsParams{}
 	for page := 0; ; page++ {
@@ -319,44 +335,110 @@ func (u *upstream) list(ctx context.Context, sess *sdk.ClientSession) ([]catalog
 		if err != nil {
 			return nil, nil, err
 		}
-		remote = append(remote, res.Tools...)
-		if res.NextCursor == "" {
+		full, err := l.addPage(res)
+		if err != nil {
+			return nil, nil, err
+		}
+		if full || res.NextCursor == "" {
 			break
 		}
 		if seenCursor[res.NextCursor] || page > MaxToolsPerServer {
-			return nil, nil, fmt.Errorf("tools/list pagination does not end (cursor %q repeats)", res.NextCursor)
-		}
-		if len(remote) >= MaxToolsPerServer {
-			u.src.progressf("mcp: %s: lists more than %d tools; keeping the first %d", u.name, MaxToolsPerServer, MaxToolsPerServer)
-			break
+			return nil, nil, fmt.Errorf("tools/list pagination does not end (cursor %q repeats)", cutUTF8(res.NextCursor, 100))
 		}
 		seenCursor[res.NextCursor] = true
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
-	return u.mapTools(remote)
+	return u.mapTools(l.kept), l.offered, nil
 }
 
-// mapTools turns a listing into catalog tools: safe names, the schemas kept as raw JSON (they are untrusted and
-// never rendered into hints), and a handler per tool. Tools without a name, repeated names and oversized schemas
-// are dropped with a progress line rather than failing the whole server.
-func (u *upstream) mapTools(remote []*sdk.Tool) ([]catalog.Tool, map[string]bool, error) {
-	var kept []*sdk.Tool
-	offered := map[string]bool{}
-	for _, t := range remote {
-		switch {
-		case t == nil || t.Name == "":
-			u.src.progressf("mcp: %s: skipping a tool without a name", u.name)
-			continue
-		case offered[t.Name]:
-			u.src.progressf("mcp: %s: skipping a second tool named %q", u.name, t.Name)
-			continue
-		}
-		offered[t.Name] = true
-		kept = append(kept, t)
-		if len(kept) == MaxToolsPerServer {
-			break
+// listing is one tools/list in progress: the tools kept so far, raw, and the bytes received and kept.
+type listing struct {
+	u         *upstream
+	kept      []remoteTool
+	offered   map[string]bool // remote names kept
+	received  int
+	keptBytes int
+}
+
+// addPage keeps the usable tools of one page. Tools without a name, repeated names and oversized definitions
+// or schemas are dropped with a progress line rather than failing the whole server. full reports that a bound
+// was reached and the listing must stop.
+func (l *listing) addPage(res *sdk.ListToolsResult) (full bool, err error) {
+	u := l.u
+	report, ok := pageReportOf(res)
+	if !ok {
+		return false, errors.New("the listing did not pass the size filter") // a transport without listingTransport
+	}
+	l.received += report.Bytes
+	for _, d := range report.Dropped {
+		if d.Name == "" {
+			u.src.progressf("mcp: %s: skipping a tool: %s", u.name, d.Reason)
+		} else {
+			u.src.progressf("mcp: %s: skipping tool %q: %s", u.name, d.Name, d.Reason)
 		}
 	}
+	for _, t := range res.Tools {
+		rt, err := parseCarrier(t)
+		switch {
+		case err != nil:
+			u.src.progressf("mcp: %s: skipping tool %q: %v", u.name, cutUTF8(t.Name, maxDroppedName), err)
+			continue
+		case rt.Name == "":
+			u.src.progressf("mcp: %s: skipping a tool without a name", u.name)
+			continue
+		case l.offered[rt.Name]:
+			u.src.progressf("mcp: %s: skipping a second tool named %q", u.name, cutUTF8(rt.Name, maxDroppedName))
+			continue
+		}
+		if rt.InputSchema, err = compactSchema(rt.InputSchema, `{"type":"object"}`); err != nil {
+			u.src.progressf("mcp: %s: skipping tool %q: input schema: %v", u.name, cutUTF8(rt.Name, maxDroppedName), err)
+			continue
+		}
+		if rt.OutputSchema, err = compactSchema(rt.OutputSchema, ""); err != nil {
+			u.src.progressf("mcp: %s: skipping tool %q: output schema: %v", u.name, cutUTF8(rt.Name, maxDroppedName), err)
+			continue
+		}
+		if l.keptBytes+rt.size() > MaxListingBytes {
+			u.src.progressf("mcp: %s: the listing passed %d bytes; keeping the first %d tool(s)", u.name, MaxListingBytes, len(l.kept))
+			return true, nil
+		}
+		if len(l.kept) == MaxToolsPerServer {
+			u.src.progressf("mcp: %s: lists more than %d tools; keeping the first %d", u.name, MaxToolsPerServer, MaxToolsPerServer)
+			return true, nil
+		}
+		l.offered[rt.Name] = true
+		l.kept = append(l.kept, rt)
+		l.keptBytes += rt.size()
+	}
+	if l.received > MaxListingBytes && res.NextCursor != "" {
+		u.src.progressf("mcp: %s: the listing passed %d bytes; keeping the first %d tool(s)", u.name, MaxListingBytes, len(l.kept))
+		return true, nil
+	}
+	return false, nil
+}
+
+// compactSchema re-encodes a schema compactly, bounded in size. A missing schema (or null) becomes missing, or
+// "" for none.
+func compactSchema(raw json.RawMessage, missing string) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if missing == "" {
+			return nil, nil
+		}
+		return json.RawMessage(missing), nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	if b.Len() > MaxSchemaBytes {
+		return nil, fmt.Errorf("%d bytes, more than %d", b.Len(), MaxSchemaBytes)
+	}
+	return b.Bytes(), nil
+}
+
+// mapTools turns the kept tools of a listing into catalog tools: safe names, the schemas kept as raw JSON (they
+// are untrusted and never rendered into hints), and a handler per tool.
+func (u *upstream) mapTools(kept []remoteTool) []catalog.Tool {
 	names := make([]string, len(kept))
 	for i, t := range kept {
 		names[i] = t.Name
@@ -364,20 +446,6 @@ func (u *upstream) mapTools(remote []*sdk.Tool) ([]catalog.Tool, map[string]bool
 	_, safe := catalog.SafeMCPNames(u.sourceName, names)
 	tools := make([]catalog.Tool, 0, len(kept))
 	for i, t := range kept {
-		params, err := schemaJSON(t.InputSchema)
-		if err != nil {
-			u.src.progressf("mcp: %s: skipping tool %q: input schema: %v", u.name, t.Name, err)
-			delete(offered, t.Name)
-			continue
-		}
-		var output json.RawMessage
-		if t.OutputSchema != nil {
-			if output, err = schemaJSON(t.OutputSchema); err != nil {
-				u.src.progressf("mcp: %s: skipping tool %q: output schema: %v", u.name, t.Name, err)
-				delete(offered, t.Name)
-				continue
-			}
-		}
 		label := t.Title
 		if label == "" && t.Annotations != nil {
 			label = t.Annotations.Title
@@ -388,14 +456,14 @@ func (u *upstream) mapTools(remote []*sdk.Tool) ([]catalog.Tool, map[string]bool
 			Name:          safe[i],
 			Label:         label,
 			Description:   t.Description,
-			Parameters:    params,
-			OutputSchema:  output,
+			Parameters:    t.InputSchema,
+			OutputSchema:  t.OutputSchema,
 			Annotations:   annotations(t.Annotations),
 			TrustedByUser: u.cfg.Trusted,
 			Handler:       &toolHandler{u: u, remote: t.Name},
 		})
 	}
-	return tools, offered, nil
+	return tools
 }
 
 // adopt makes a new listing current and reports whether it differs from the one before. Tools whose remote name
@@ -441,47 +509,18 @@ func sameHints(a, b *catalog.Annotations) bool {
 		same(a.IdempotentHint, b.IdempotentHint) && same(a.OpenWorldHint, b.OpenWorldHint)
 }
 
-// annotations maps a tool's MCP annotations (the title goes to the label). The SDK reads readOnlyHint and
-// idempotentHint as plain booleans, so false and absent look alike there; false is their default anyway.
-func annotations(a *sdk.ToolAnnotations) *catalog.Annotations {
+// annotations maps a tool's MCP annotations (the title goes to the label). They are read from the raw listing,
+// so a hint the server left out stays absent rather than false.
+func annotations(a *remoteAnnotations) *catalog.Annotations {
 	if a == nil {
 		return nil
 	}
-	out := &catalog.Annotations{DestructiveHint: copyBool(a.DestructiveHint), OpenWorldHint: copyBool(a.OpenWorldHint)}
-	if a.ReadOnlyHint {
-		out.ReadOnlyHint = copyBool(&a.ReadOnlyHint)
-	}
-	if a.IdempotentHint {
-		out.IdempotentHint = copyBool(&a.IdempotentHint)
-	}
+	out := &catalog.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+		IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
 	if *out == (catalog.Annotations{}) {
 		return nil // only a title
 	}
 	return out
-}
-
-func copyBool(b *bool) *bool {
-	if b == nil {
-		return nil
-	}
-	v := *b
-	return &v
-}
-
-// schemaJSON re-encodes a schema the SDK decoded, bounded in size. A missing schema is an object with no
-// declared properties.
-func schemaJSON(schema any) (json.RawMessage, error) {
-	if schema == nil {
-		return json.RawMessage(`{"type":"object"}`), nil
-	}
-	b, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSchemaBytes {
-		return nil, fmt.Errorf("%d bytes, more than %d", len(b), MaxSchemaBytes)
-	}
-	return b, nil
 }
 
 func (u *upstream) setFailed(err error, wait time.Duration) {
