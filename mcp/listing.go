@@ -242,11 +242,11 @@ func pageReportOf(res *sdk.ListToolsResult) (pageReport, bool) {
 
 // remoteTool is one tool of a listing as list keeps it: raw schemas, no decoded maps.
 type remoteTool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema"`
+	Name         string             `json:"name"`
+	Title        string             `json:"title"`
+	Description  string             `json:"description"`
+	InputSchema  json.RawMessage    `json:"inputSchema"`
+	OutputSchema json.RawMessage    `json:"outputSchema"`
 	Annotations  *remoteAnnotations `json:"annotations"`
 }
 

@@ -509,14 +509,20 @@ func sameHints(a, b *catalog.Annotations) bool {
 		same(a.IdempotentHint, b.IdempotentHint) && same(a.OpenWorldHint, b.OpenWorldHint)
 }
 
-// annotations maps a tool's MCP annotations (the title goes to the label). They are read from the raw listing,
-// so a hint the server left out stays absent rather than false.
+// annotations maps a tool's MCP annotations (the title goes to the label). readOnlyHint and idempotentHint
+// count only when true: false is their default, and servers built on the Go SDK send false for every tool.
 func annotations(a *remoteAnnotations) *catalog.Annotations {
 	if a == nil {
 		return nil
 	}
-	out := &catalog.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
-		IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+	onlyTrue := func(b *bool) *bool {
+		if b == nil || !*b {
+			return nil
+		}
+		return b
+	}
+	out := &catalog.Annotations{ReadOnlyHint: onlyTrue(a.ReadOnlyHint), DestructiveHint: a.DestructiveHint,
+		IdempotentHint: onlyTrue(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
 	if *out == (catalog.Annotations{}) {
 		return nil // only a title
 	}
