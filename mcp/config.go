@@ -37,10 +37,9 @@ type ServerConfig struct {
 
 	// URL is a streamable HTTP endpoint (http or https).
 	URL string `json:"url,omitempty"`
-	// Headers are sent with every HTTP request, for example {"Authorization": "Bearer ${GITHUB_TOKEN}"}. Each
-	// ${NAME} in a value is replaced by the environment variable NAME when the server starts; a variable that is
-	// not set fails the start with an error naming it. The values are secrets: they never appear in logs, errors
-	// or statuses, and whatever the server sends back has them replaced by [redacted].
+	// Headers are sent with every HTTP request, for example {"Authorization": "Bearer ${GITHUB_TOKEN}"}: each
+	// ${NAME} is replaced by the environment variable NAME when the server starts, and one that is not set fails
+	// the start, naming it. Values are secrets: never logged or shown, and scrubbed from what the server sends.
 	Headers map[string]string `json:"headers,omitempty"`
 
 	// Type is optional: "stdio", or "http" / "streamable-http" / "streamableHttp" for a URL. The older SSE
@@ -54,13 +53,13 @@ type ServerConfig struct {
 	// untrusted: hits say input "unknown", and its annotations can only make a tool stricter.
 	Trusted bool `json:"trusted,omitempty"`
 
-	// StartTimeoutMs bounds one attempt to start or connect the server, initialize it and list its tools, in
-	// milliseconds (at most MaxStartTimeoutMs). 0 means Options.StartTimeout (30 s by default). A server fetched
-	// by npx on first use may need more; a server that should answer at once can be given less.
+	// StartTimeoutMs is how long one attempt to start or connect the server, initialize it and list its tools
+	// may take, in milliseconds, from 0 to 600000; 0 means the default (30 s, unless the program embedding
+	// toolsearch sets another). A server that npx fetches on first use may need more.
 	StartTimeoutMs int `json:"startTimeoutMs,omitempty"`
-	// Lazy servers are started on their first call rather than with the others. Until then their tools come
-	// from a schema cache (see Options.SchemaCacheDir) that every listing of the server refreshes. Without a
-	// usable cache entry, a lazy server starts at once like any other, and the progress output says why.
+	// Lazy is set for a server that starts on its first call rather than with the others. Until then its tools
+	// come from a cache of its last listing in the user's cache directory, refreshed whenever it lists its tools.
+	// Without a usable cache entry it starts at once, and the progress output says why.
 	Lazy bool `json:"lazy,omitempty"`
 }
 
