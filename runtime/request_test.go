@@ -286,3 +286,39 @@ func TestCodeFence(t *testing.T) {
 	runCode(t, run, "c", "return `a` + ```b```")
 	assert.EqualValues(t, 3, run.Telemetry().RepairCount)
 }
+
+// A tool the model calls directly (off mode here) gets the same repairs of its arguments, and the session
+// summary counts them.
+func TestDirectCallRepairs(t *testing.T) {
+	mem := newMemoryLog()
+	rt := newRuntime(t, runtime.ModeOff, &runtime.Options{SessionLog: mem})
+	run := startRun(t, rt, runtime.RunRequest{SessionID: "direct", Tools: mistakeTools()})
+	tests := []struct {
+		args, got string
+		kinds     []runtime.RepairKind
+	}{
+		{`{"message": "hi"}`, `{"message":"hi"}`, nil},
+		{`"{\"message\": \"hi\"}"`, `{"message":"hi"}`, []runtime.RepairKind{runtime.RepairStringArgs}},
+		{`{"arguments": {"message": "hi"}}`, `{"message":"hi"}`, []runtime.RepairKind{runtime.RepairNestedRequest}},
+	}
+	for _, tt := range tests {
+		before := len(run.Telemetry().Repairs)
+		res, err := run.Execute(context.Background(), runtime.ToolCall{ID: "d", Name: "shout", Arguments: json.RawMessage(tt.args)})
+		require.NoError(t, err)
+		require.False(t, res.IsError, res.Content)
+		var details struct {
+			Input json.RawMessage `json:"input"`
+		}
+		require.NoError(t, json.Unmarshal(res.Details, &details))
+		assert.JSONEq(t, tt.got, string(details.Input))
+		assert.Equal(t, tt.kinds, repairKinds(run.Telemetry().Repairs[before:]), tt.args)
+	}
+	for _, rp := range run.Telemetry().Repairs {
+		assert.Equal(t, runtime.ViaDirect, rp.Via)
+		assert.Equal(t, "shout", rp.Op)
+		assert.Equal(t, "d", rp.CallID)
+	}
+	require.NoError(t, run.Close())
+	assert.Equal(t, map[runtime.RepairKind]int{runtime.RepairStringArgs: 1, runtime.RepairNestedRequest: 1},
+		runtime.Summarize(mem.get("direct")).Repairs)
+}

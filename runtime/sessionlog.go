@@ -240,11 +240,13 @@ type SessionSummary struct {
 	Describes      int   `json:"describes"`
 	// Calls are the final tool calls, with their ids and sources (openclaw, mcp or client).
 	Calls []CallRecord `json:"calls"`
+	// Repairs counts the mistakes in the model's requests that were repaired, by kind.
+	Repairs map[RepairKind]int `json:"repairs"`
 }
 
 // Summarize reads the answers out of a session's records.
 func Summarize(records []Record) SessionSummary {
-	s := SessionSummary{SchemasUpFront: []int{}, Calls: []CallRecord{}}
+	s := SessionSummary{SchemasUpFront: []int{}, Calls: []CallRecord{}, Repairs: map[RepairKind]int{}}
 	for _, rec := range records {
 		switch {
 		case rec.Type == RecordRunStart && rec.Run != nil:
@@ -256,6 +258,8 @@ func Summarize(records []Record) SessionSummary {
 			s.Describes++
 		case rec.Type == RecordCall && rec.Call != nil:
 			s.Calls = append(s.Calls, *rec.Call)
+		case rec.Type == RecordRepair && rec.Repair != nil:
+			s.Repairs[rec.Repair.Kind]++
 		}
 	}
 	return s
