@@ -308,20 +308,79 @@ func (r *reader) uleb(bits uint) (uint64, error) {
 	}
 }
 
-// sleb skips a signed LEB128 of at most bits bits; the rewriter never needs the value of a signed immediate.
-func (r *reader) sleb(bits uint) error {
+// sleb reads a signed LEB128 of at most bits bits.
+func (r *reader) sleb(bits uint) (int64, error) {
+	var v int64
 	for shift := uint(0); ; shift += 7 {
 		if shift >= bits+7 {
-			return fmt.Errorf("%w: LEB128 too long at %d", errMalformed, r.pos)
+			return 0, fmt.Errorf("%w: LEB128 too long at %d", errMalformed, r.pos)
 		}
 		c, err := r.byte()
 		if err != nil {
-			return err
+			return 0, err
 		}
+		v |= int64(c&0x7f) << shift
 		if c&0x80 == 0 {
-			return nil
+			if shift+7 < 64 && c&0x40 != 0 {
+				v |= -1 << (shift + 7)
+			}
+			return v, nil
 		}
 	}
+}
+
+// dataAddresses returns the memory addresses at which needle starts in the module's active data segments. Only
+// segments placed by a constant offset (all the C toolchain emits) are searched; others are refused.
+func dataAddresses(payload []byte, needle []byte) ([]uint32, error) {
+	count, rest, err := vectorItems(payload)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{b: rest}
+	var out []uint32
+	for range count {
+		flags, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		var offset int64
+		switch flags {
+		case 0: // active, memory 0, offset expression
+			op, err := r.byte()
+			if err != nil {
+				return nil, err
+			}
+			if op != 0x41 {
+				return nil, fmt.Errorf("%w: data segment offset is not an i32.const", ErrUnsupportedModule)
+			}
+			if offset, err = r.sleb(32); err != nil {
+				return nil, err
+			}
+			if end, err := r.byte(); err != nil || end != 0x0b {
+				return nil, fmt.Errorf("%w: data segment offset expression", errMalformed)
+			}
+		case 1: // passive: not in memory until memory.init
+		default:
+			return nil, fmt.Errorf("%w: data segment kind %d", ErrUnsupportedModule, flags)
+		}
+		n, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		data, err := r.bytes(int(n))
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; flags == 0; {
+			j := bytes.Index(data[i:], needle)
+			if j < 0 {
+				break
+			}
+			out = append(out, uint32(offset)+uint32(i+j))
+			i += j + 1
+		}
+	}
+	return out, r.expectEnd()
 }
 
 func (r *reader) name() (string, error) {

@@ -5,16 +5,20 @@
 // memory snapshot of an initialised interpreter, so nothing a run defines survives into the next. At load time
 // the module is rewritten (see instrument.go) so that:
 //
-//   - every function entry and loop header burns fuel, and the host checks the deadline and the budget every
-//     fuelSlice units: a runaway loop stops within about half a millisecond of its deadline, and the same script
-//     uses the same fuel on every run;
+//   - every function entry and loop header burns fuel, bulk memory instructions burn it by their length, and
+//     the host checks the deadline and the budget every fuelSlice units: a runaway script stops within
+//     milliseconds of its deadline whatever instructions it uses, and the same script uses the same fuel on
+//     every run;
+//   - every refused memory.grow is reported to the host, so running out of memory is recognised exactly;
+//   - the qjs:bjson module (QuickJS bytecode, which crashes the interpreter when mutated) does not exist;
 //   - every write of the C stack pointer goes through a guard, and the stack lives in a 1 MiB block, so deep
 //     recursion ends as a clean stack error instead of corrupting the interpreter.
 //
 // The instance gets WASI without preopened directories, environment or arguments, stdout and stderr into
 // bounded buffers, and a virtual clock that starts at the real time of the run and advances virtually: sleeps
-// and timers never block. Linear memory is capped per run through a custom allocator (QuickJS's own limit does
-// not bound ArrayBuffers).
+// and timers never block. Linear memory is capped per run through a custom allocator (on Linux in reserved
+// address space, so growing never copies). Host functions read their arguments out of the guest only after
+// checking their sizes (Args), and exception texts and the completion value the host copies are bounded.
 //
 // Errors are typed: *LimitError (timeout, fuel, memory, stack; errors.Is(err, context.DeadlineExceeded) holds
 // for the deadline), *ScriptError for exceptions and syntax errors, and the sentinels ErrExit, ErrTrap, ErrClosed

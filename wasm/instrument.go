@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,16 @@ import (
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
+//   - bulk memory: memory.copy and memory.fill (and memory.init) move up to the whole memory in one instruction, so before each one
+//     the length operand is charged as well, one unit per bulkChargeBytes bytes (about what the interpreter
+//     burns in the time it takes to move them). Without the charge, a loop of 46 MiB copyWithin calls ran 21 s
+//     past a 1 s deadline: each copy cost a few units, and the deadline is checked only when a slice runs out.
+//   - memory: every memory.grow that fails (returns -1) calls the host with argc = hookMemory, so a refused grow
+//     is known to the host whoever refused it (the run's own cap or wazero's page limit) and whatever the
+//     interpreter makes of it afterwards ("out of memory", or an exception it could not even allocate).
+//   - qjs:bjson: the one function that references the module name "qjs:bjson" (the C function registering that
+//     module) gets an empty body (returning NULL if it returns anything), so the module never exists. It reads and writes QuickJS bytecode,
+//     which nothing here needs, and mutated bytecode crashes the interpreter.
 //   - stack guard: every write of the C shadow-stack pointer (global 0) is preceded by an inline comparison of
 //     the new value with an exported low-water mark; below it, an appended function calls the host with
 //     argc = hookStack. Without it, ~240 frames of JS recursion silently corrupt the interpreter.
@@ -26,8 +37,9 @@ import (
 
 // Sentinel argc values of the hook calls. QuickJS itself never passes a negative argc.
 const (
-	hookFuel  = -1
-	hookStack = -2
+	hookFuel   = -1
+	hookStack  = -2
+	hookMemory = -3
 )
 
 // Names of the globals the instrumented module exports to the host.
@@ -37,6 +49,28 @@ const (
 	exportStackPoint = "toolsearch_stack_pointer"
 )
 
+// disabledModule is the QuickJS module the rewrite removes: its C registration function is made to return NULL,
+// and the lines of the start-up script that import it (disabledImports) are blanked.
+const disabledModule = "qjs:bjson"
+
+var disabledImports = []string{"import * as bjson from 'qjs:bjson';\n", "globalThis.bjson = bjson;\n"}
+
+// blankData replaces the one copy of text in the data section with spaces (keeping its final newline).
+func blankData(payload []byte, text string) ([]byte, error) {
+	at, err := dataAddresses(payload, []byte(text))
+	if err != nil {
+		return nil, err
+	}
+	if len(at) != 1 || bytes.Count(payload, []byte(text)) != 1 {
+		return nil, fmt.Errorf("%w: %d copies of %q in the data", ErrUnsupportedModule, len(at), text)
+	}
+	blank := bytes.Repeat([]byte(" "), len(text)-1)
+	return bytes.Replace(payload, []byte(text), append(blank, '\n'), 1), nil
+}
+
+// hookFuncs is how many hook functions the rewrite appends (one per sentinel argc).
+const hookFuncs = 3
+
 // ErrUnsupportedModule means the module uses something the instrumenter does not understand (an unknown
 // opcode, a second memory, no proxy import): running it uninstrumented would not be safe, so it is refused.
 var ErrUnsupportedModule = errors.New("wasm: module not supported by the instrumenter")
@@ -45,6 +79,9 @@ var ErrUnsupportedModule = errors.New("wasm: module not supported by the instrum
 type instrumentStats struct {
 	functions     int // instrumented function bodies
 	loops         int // loop headers given a fuel check
+	bulkOps       int // bulk memory instructions charged by their length
+	grows         int // memory.grow results checked for a refusal
+	disabled      int // functions replaced because they register disabledModule
 	stackWrites   int // writes of the stack pointer redirected through the guard
 	originalFuncs int // function index space size before the rewrite (imports + defined)
 }
@@ -122,6 +159,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	stats.originalFuncs = importedFuncs + int(funcCount)
 	refuelFunc := uint32(importedFuncs) + funcCount
 	stackFunc := refuelFunc + 1
+	memoryFunc := refuelFunc + 2
 
 	voidType := typeIndex(&types, funcType{})
 	paramCounts := make([]int, len(funcTypes))
@@ -130,10 +168,11 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	typeSec.payload = encodeVector(types, func(b []byte, t funcType) []byte { return t.encode(b) })
 
-	funcSec.payload = appendU32(nil, funcCount+2)
+	funcSec.payload = appendU32(nil, funcCount+hookFuncs)
 	funcSec.payload = append(funcSec.payload, funcRest...)
-	funcSec.payload = appendU32(funcSec.payload, voidType)
-	funcSec.payload = appendU32(funcSec.payload, voidType)
+	for range hookFuncs {
+		funcSec.payload = appendU32(funcSec.payload, voidType)
+	}
 
 	globalSec.payload = appendU32(nil, globalCount+2)
 	globalSec.payload = append(globalSec.payload, globalRest...)
@@ -156,6 +195,25 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	)
 	exportSec.payload = encodeVector(exports, encodeExport)
 
+	dataSec := m.section(sectionData)
+	if dataSec == nil {
+		return nil, stats, fmt.Errorf("%w: no data section", ErrUnsupportedModule)
+	}
+	names, err := dataAddresses(dataSec.payload, []byte(disabledModule+"\x00"))
+	if err != nil {
+		return nil, stats, err
+	}
+	if len(names) != 1 {
+		return nil, stats, fmt.Errorf("%w: %d copies of the module name %q", ErrUnsupportedModule, len(names), disabledModule)
+	}
+	// New_QJS runs a script that imports every module it registered into globals; its bjson lines become blanks
+	// of the same length, so no offset in the data moves.
+	for _, line := range disabledImports {
+		if dataSec.payload, err = blankData(dataSec.payload, line); err != nil {
+			return nil, stats, err
+		}
+	}
+
 	codeCount, codeRest, err := vectorItems(codeSec.payload)
 	if err != nil {
 		return nil, stats, err
@@ -169,8 +227,10 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		spGlobal:   spGlobal,
 		lowGlobal:  lowGlobal,
 		stackFunc:  stackFunc,
+		memoryFunc: memoryFunc,
+		disabled:   int64(names[0]),
 	}
-	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+2)
+	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+hookFuncs)
 	r := &reader{b: codeRest}
 	for range codeCount {
 		size, err := r.u32()
@@ -185,6 +245,18 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		if err != nil {
 			return nil, stats, fmt.Errorf("function %d: %w", stats.functions+importedFuncs, err)
 		}
+		if rw.referencesDisabled {
+			rw.referencesDisabled = false
+			switch results := types[funcTypes[stats.functions]].results; {
+			case len(results) == 0: // the toolchain dropped the unused result
+				newBody = []byte{0x00, 0x0b} // no locals; end
+			case len(results) == 1 && results[0] == valI32:
+				newBody = []byte{0x00, 0x41, 0x00, 0x0b} // no locals; i32.const 0 (NULL); end
+			default:
+				return nil, stats, fmt.Errorf("%w: the function naming %q does not return a pointer", ErrUnsupportedModule, disabledModule)
+			}
+			stats.disabled++
+		}
 		code = appendU32(code, uint32(len(newBody)))
 		code = append(code, newBody...)
 		stats.functions++
@@ -192,9 +264,14 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	if err := r.expectEnd(); err != nil {
 		return nil, stats, err
 	}
-	stats.loops, stats.stackWrites = rw.loops, rw.stackWrites
+	if stats.disabled != 1 {
+		return nil, stats, fmt.Errorf("%w: %d functions name %q", ErrUnsupportedModule, stats.disabled, disabledModule)
+	}
+	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
 
-	for _, body := range [][]byte{hookBody(uint32(proxyIndex), hookFuel), hookBody(uint32(proxyIndex), hookStack)} {
+	// In the order of refuelFunc, stackFunc, memoryFunc.
+	for _, argc := range []int64{hookFuel, hookStack, hookMemory} {
+		body := hookBody(uint32(proxyIndex), argc)
 		code = appendU32(code, uint32(len(body)))
 		code = append(code, body...)
 	}
@@ -242,6 +319,44 @@ func (rw *rewriter) fuelCheck(b []byte, tmp uint32) []byte {
 	return append(b, 0x0b) // end
 }
 
+// isBulkMemory reports the 0xfc sub-opcodes whose cost grows with a length operand on top of the stack:
+// memory.init, memory.copy and memory.fill.
+func isBulkMemory(sub uint32) bool { return sub == 8 || sub == 10 || sub == 11 }
+
+// bulkChargeShift makes a bulk memory instruction cost one fuel unit per 2^bulkChargeShift bytes: Go's memmove
+// moves 64 bytes in about the time the interpreter spends on one unit (~6 ns), so a fuel slice bounds wall time
+// whichever instructions fill it.
+const bulkChargeShift = 6
+
+// bulkCharge goes before a bulk memory instruction, whose length is on top of the stack, with len32 an i32 and
+// tmp an i64 scratch local; it leaves the stack as it found it:
+// len32 = n; tmp = fuel - (n >> bulkChargeShift); fuel = tmp; if tmp < 0 { refuel() }.
+func (rw *rewriter) bulkCharge(b []byte, len32, tmp uint32) []byte {
+	b = appendU32(append(b, 0x22), len32)         // local.tee len32
+	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	b = appendU32(append(b, 0x20), len32)         // local.get len32
+	b = append(b, 0xad, 0x42, bulkChargeShift)    // i64.extend_i32_u; i64.const shift
+	b = append(b, 0x88, 0x7d)                     // i64.shr_u; i64.sub
+	b = appendU32(append(b, 0x22), tmp)           // local.tee tmp
+	b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
+	b = appendU32(append(b, 0x20), tmp)           // local.get tmp
+	b = append(b, 0x42, 0x00, 0x53)               // i64.const 0; i64.lt_s
+	b = append(b, 0x04, 0x40, 0x10)               // if (no result); call
+	b = appendU32(b, rw.refuelFunc)
+	return append(b, 0x0b) // end
+}
+
+// growCheck follows memory.grow, whose result is on top of the stack, with res an i32 scratch local; it leaves
+// the result in place: res = result; if res == -1 { memoryRefused() }; res.
+func (rw *rewriter) growCheck(b []byte, res uint32) []byte {
+	b = appendU32(append(b, 0x22), res)    // local.tee res
+	b = append(b, 0x41, 0x7f, 0x46)        // i32.const -1; i32.eq
+	b = append(b, 0x04, 0x40, 0x10)        // if (no result); call
+	b = appendU32(b, rw.memoryFunc)        // memoryRefused
+	b = append(b, 0x0b)                    // end
+	return appendU32(append(b, 0x20), res) // local.get res
+}
+
 // stackCheck replaces a global.set of the stack pointer, with tmp an i32 scratch local:
 // tmp = new; if tmp < low { stackOverflow() }; sp = tmp.
 func (rw *rewriter) stackCheck(b []byte, tmp uint32) []byte {
@@ -277,7 +392,12 @@ func hookBody(proxyFunc uint32, argc int64) []byte {
 type rewriter struct {
 	fuelGlobal, refuelFunc         uint32
 	spGlobal, lowGlobal, stackFunc uint32
+	memoryFunc                     uint32
+	disabled                       int64 // address of disabledModule's name in memory
+	referencesDisabled             bool  // the body just rewritten loads that address
 	loops                          int
+	bulkOps                        int
+	grows                          int
 	stackWrites                    int
 }
 
@@ -338,6 +458,36 @@ func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
 			rw.loops++
 		case op == 0x0b: // end
 			depth--
+		case op == 0xfc:
+			sub, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			if isBulkMemory(sub) { // charge the length first
+				out = append(out, body[copied:start]...)
+				out = rw.bulkCharge(out, stackTmp, fuelTmp)
+				copied = start
+				rw.bulkOps++
+			}
+			if err := r.skipMiscImmediates(sub); err != nil {
+				return nil, err
+			}
+		case op == 0x41: // i32.const: note a reference to the disabled module's name
+			v, err := r.sleb(32)
+			if err != nil {
+				return nil, err
+			}
+			if int64(int32(v)) == int64(int32(rw.disabled)) {
+				rw.referencesDisabled = true
+			}
+		case op == 0x40: // memory.grow: tell the host when it fails
+			if err := r.zeroByte(); err != nil {
+				return nil, err
+			}
+			out = append(out, body[copied:r.pos]...)
+			out = rw.growCheck(out, stackTmp)
+			copied = r.pos
+			rw.grows++
 		case op == 0x24: // global.set
 			idx, err := r.u32()
 			if err != nil {
@@ -370,7 +520,8 @@ func (r *reader) blockType() error {
 		r.pos++
 		return nil
 	}
-	return r.sleb(33) // a type index, for multi-value blocks
+	_, err := r.sleb(33) // a type index, for multi-value blocks
+	return err
 }
 
 // skipImmediates consumes the immediates of every opcode other than the structured ones handled by the caller.
@@ -413,12 +564,14 @@ func (r *reader) skipImmediates(op byte) error {
 		}
 		_, err := r.u32()
 		return err
-	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow (the rewriter handles memory.grow itself)
 		return r.zeroByte()
 	case op == 0x41:
-		return r.sleb(32)
+		_, err := r.sleb(32)
+		return err
 	case op == 0x42:
-		return r.sleb(64)
+		_, err := r.sleb(64)
+		return err
 	case op == 0x43:
 		_, err := r.bytes(4)
 		return err
@@ -432,28 +585,33 @@ func (r *reader) skipImmediates(op byte) error {
 		if err != nil {
 			return err
 		}
-		switch {
-		case sub <= 7: // saturating truncation
-			return nil
-		case sub == 8: // memory.init dataidx 0x00
-			if _, err := r.u32(); err != nil {
-				return err
-			}
-			return r.zeroByte()
-		case sub == 9: // data.drop dataidx
-			_, err := r.u32()
-			return err
-		case sub == 10: // memory.copy 0x00 0x00
-			if err := r.zeroByte(); err != nil {
-				return err
-			}
-			return r.zeroByte()
-		case sub == 11: // memory.fill 0x00
-			return r.zeroByte()
-		}
-		return fmt.Errorf("%w: opcode 0xfc %d at %d", ErrUnsupportedModule, sub, r.pos)
+		return r.skipMiscImmediates(sub)
 	}
 	return fmt.Errorf("%w: opcode 0x%02x at %d", ErrUnsupportedModule, op, r.pos-1)
+}
+
+// skipMiscImmediates consumes the immediates of the 0xfc-prefixed instruction sub, whose sub-opcode was read.
+func (r *reader) skipMiscImmediates(sub uint32) error {
+	switch {
+	case sub <= 7: // saturating truncation
+		return nil
+	case sub == 8: // memory.init dataidx 0x00
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		return r.zeroByte()
+	case sub == 9: // data.drop dataidx
+		_, err := r.u32()
+		return err
+	case sub == 10: // memory.copy 0x00 0x00
+		if err := r.zeroByte(); err != nil {
+			return err
+		}
+		return r.zeroByte()
+	case sub == 11: // memory.fill 0x00
+		return r.zeroByte()
+	}
+	return fmt.Errorf("%w: opcode 0xfc %d at %d", ErrUnsupportedModule, sub, r.pos)
 }
 
 func (r *reader) zeroByte() error {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +35,8 @@ func TestInstrumentReachesEverySite(t *testing.T) {
 	// __stack_pointer. If a future walker skipped some, fuel or the stack guard would have holes.
 	assert.Equal(t, 1138, stats.functions)
 	assert.Equal(t, 1726, stats.loops)
+	assert.Equal(t, 3, stats.bulkOps, "memcpy and memmove (memory.copy), memset (memory.fill)")
+	assert.Equal(t, 1, stats.grows, "sbrk's memory.grow")
 	assert.Equal(t, 1021, stats.stackWrites)
 	assert.Equal(t, 1162, stats.originalFuncs)
 
@@ -61,7 +64,9 @@ func TestInstrumentIsDeterministic(t *testing.T) {
 	assert.True(t, bytes.Equal(a, b))
 }
 
-// tinyModule builds a module with the imports and globals the instrumenter needs around one function body.
+// tinyModule builds a module with what the instrumenter needs around one function body (function 1): the proxy
+// import, the stack pointer global, and, as in the QuickJS build, the qjs:bjson module name with a function
+// registering it (function 2, which the rewrite empties) and the start-up script lines importing it.
 func tinyModule(body []byte) []byte {
 	var m module
 	types := []funcType{{params: []byte{valI32, valI64, valI32, valI32}, results: []byte{valI64}}, {}}
@@ -71,16 +76,24 @@ func tinyModule(body []byte) []byte {
 	imp = appendName(imp, "jsFunctionProxy")
 	imp = append(imp, externFunc, 0)
 	m.sections = append(m.sections, section{id: sectionImport, payload: imp})
-	m.sections = append(m.sections, section{id: sectionFunction, payload: []byte{1, 1}})
+	m.sections = append(m.sections, section{id: sectionFunction, payload: []byte{2, 1, 1}})
 	m.sections = append(m.sections, section{id: sectionMemory, payload: []byte{1, 0, 1}})
 	m.sections = append(m.sections, section{id: sectionGlobal, payload: []byte{1, valI32, 1, 0x41, 0x80, 0x80, 0x04, 0x0b}})
 	exp := appendU32(nil, 1)
 	exp = encodeExport(exp, exportEntry{name: "f", kind: externFunc, index: 1})
 	m.sections = append(m.sections, section{id: sectionExport, payload: exp})
-	code := appendU32(nil, 1)
-	code = appendU32(code, uint32(len(body)))
-	code = append(code, body...)
+	register := []byte{0x00, 0x41, 0x80, 0x08, 0x1a, 0x0b} // no locals; drop(i32.const 1024); end
+	code := appendU32(nil, 2)
+	for _, b := range [][]byte{body, register} {
+		code = appendU32(code, uint32(len(b)))
+		code = append(code, b...)
+	}
 	m.sections = append(m.sections, section{id: sectionCode, payload: code})
+	data := []byte(disabledModule + "\x00" + strings.Join(disabledImports, ""))
+	seg := appendU32(nil, 1)
+	seg = append(seg, 0x00, 0x41, 0x80, 0x08, 0x0b) // active at i32.const 1024
+	seg = appendU32(seg, uint32(len(data)))
+	m.sections = append(m.sections, section{id: sectionData, payload: append(seg, data...)})
 	return m.encode()
 }
 
@@ -89,13 +102,30 @@ func TestInstrumentTinyModule(t *testing.T) {
 	body := []byte{0x00, 0x03, 0x40, 0x23, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00, 0x0b, 0x0b}
 	out, stats, err := instrument(tinyModule(body))
 	require.NoError(t, err)
-	assert.Equal(t, instrumentStats{functions: 1, loops: 1, stackWrites: 1, originalFuncs: 2}, stats)
+	assert.Equal(t, instrumentStats{functions: 2, loops: 1, stackWrites: 1, disabled: 1, originalFuncs: 3}, stats)
 
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)
 	defer r.Close(ctx)
 	_, err = r.CompileModule(ctx, out)
 	require.NoError(t, err, "the rewritten tiny module must validate")
+}
+
+// Bulk memory instructions are charged by their length and memory.grow is checked; the result validates.
+func TestInstrumentBulkMemoryAndGrow(t *testing.T) {
+	body := []byte{0x00,
+		0x41, 0x00, 0x41, 0x00, 0x41, 0x08, 0xfc, 0x0a, 0x00, 0x00, // memory.copy(0, 0, 8)
+		0x41, 0x00, 0x41, 0x01, 0x41, 0x08, 0xfc, 0x0b, 0x00, // memory.fill(0, 1, 8)
+		0x41, 0x01, 0x40, 0x00, 0x1a, // drop(memory.grow(1))
+		0x0b}
+	out, stats, err := instrument(tinyModule(body))
+	require.NoError(t, err)
+	assert.Equal(t, instrumentStats{functions: 2, bulkOps: 2, grows: 1, disabled: 1, originalFuncs: 3}, stats)
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	_, err = r.CompileModule(ctx, out)
+	require.NoError(t, err, "the rewritten module must validate")
 }
 
 func TestInstrumentRejectsWhatItDoesNotKnow(t *testing.T) {

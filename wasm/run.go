@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -29,6 +31,9 @@ type RunOptions struct {
 	// StdioBytes bounds what the guest may write to WASI stdout and stderr (kept in Result; the rest is
 	// dropped, the host's own stdout is never reachable). Zero means DefaultStdioBytes.
 	StdioBytes int
+	// MaxValueBytes bounds Result.Value: a longer completion value fails the run with a LimitError of kind
+	// result, before it is copied out of the guest. Zero means DefaultMaxValueBytes.
+	MaxValueBytes int
 }
 
 // Usage is what a run consumed.
@@ -63,6 +68,12 @@ func (e *Engine) Run(ctx context.Context, script string, opts *RunOptions) (*Res
 	}
 	r := newRun(e, ctx, o)
 	defer r.close()
+	if i := strings.IndexByte(script, 0); i >= 0 {
+		// QuickJS reads the source as a C string: everything after a NUL would silently not run, while the
+		// host, the logs and any reviewer see it.
+		return r.result(""), &ScriptError{Name: "SyntaxError", Line: 1 + strings.Count(script[:i], "\n"),
+			Message: "the source contains a NUL character, which JavaScript source may not; write \\0 or \\u0000 inside a string instead"}
+	}
 	if err := r.instantiate(&e.snap); err != nil {
 		return r.result(""), err
 	}
@@ -120,17 +131,16 @@ func newRun(e *Engine, ctx context.Context, o RunOptions) *run {
 	if o.StdioBytes <= 0 {
 		o.StdioBytes = DefaultStdioBytes
 	}
+	if o.MaxValueBytes <= 0 {
+		o.MaxValueBytes = DefaultMaxValueBytes
+	}
 	r := &run{engine: e, opts: o, started: time.Now()}
 	r.ctx, r.cancel = context.WithTimeout(ctx, o.Timeout)
 	r.deadline, _ = r.ctx.Deadline()
 	r.ctx = context.WithValue(r.ctx, runKey{}, r)
 	r.clock = newVirtualClock(r.started)
 	r.stdout.limit, r.stderr.limit = o.StdioBytes, o.StdioBytes
-	r.memory = &linearMemory{limit: o.MemoryBytes, pool: &e.buffers}
-	if len(e.snap.memory) > 0 {
-		r.memory.initialCap = uint64(len(e.snap.memory))
-		r.memory.zeroFrom = uint64(len(e.snap.memory))
-	}
+	r.memory = &linearMemory{limit: o.MemoryBytes, pool: e.buffers, snapshotBytes: uint64(len(e.snap.memory))}
 	return r
 }
 
@@ -188,6 +198,7 @@ func (r *run) close() {
 	if r.mod != nil {
 		_ = r.mod.Close(context.Background())
 	}
+	r.memory.release()
 	r.cancel()
 }
 
@@ -247,24 +258,23 @@ func (r *run) finish(err error) error {
 		return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
 	}
 	if r.memory.refused {
-		return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
+		return r.memoryError()
 	}
 	return fmt.Errorf("%w: %w", ErrTrap, err)
 }
 
-// classify reports an exception that means a limit was hit (QuickJS turns both a refused page and its own heap
-// limit into a catchable "out of memory") as that limit.
+// classify reports an exception that ended a run which hit its memory limit as that limit. Only the host's own
+// record of a refused grow counts: after one, the interpreter may fail in any way (an "out of memory"
+// InternalError, or a null it threw because it could not allocate the error), while an InternalError a script
+// throws itself is just an exception.
 func (r *run) classify(script *ScriptError) error {
-	switch {
-	case r.memory.refused:
-		return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
-	case script.Name == "InternalError" && script.Message == "out of memory":
-		return NewLimitError(LimitMemory, r.engine.heapLimit, r.memory.peak)
-	case script.Name == "RangeError" && strings.Contains(script.Message, "stack"):
-		return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
+	if r.memory.refused {
+		return r.memoryError()
 	}
 	return script
 }
+
+func (r *run) memoryError() error { return NewLimitError(LimitMemory, r.memory.limit, r.memory.peak) }
 
 // ClassifyScriptError is for host functions that receive an exception from the script (for example the rejection
 // of its main promise): within a run it returns a *LimitError when the exception means the run hit a limit, and
@@ -309,6 +319,10 @@ func (r *run) checkContext() {
 func (r *run) grantFuel(left int64) {
 	used := uint64(int64(r.fuelGranted) - left)
 	if r.mod != nil && r.fuelGranted > 0 {
+		// Let other goroutines run between slices: Go preempts a busy goroutine only every ~10 ms, so with more
+		// runaway scripts than cores a run past its deadline could wait tens of milliseconds for a core before
+		// this check saw the clock. Yielding every slice (~0.4 ms) keeps that wait to a few slices.
+		goruntime.Gosched()
 		r.checkContext()
 	}
 	if used > r.opts.Fuel {
@@ -337,6 +351,10 @@ func (e *Engine) jsFunctionProxy(ctx context.Context, mod api.Module, stack []ui
 		return
 	case hookStack:
 		r.abort(NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0))
+	case hookMemory:
+		r.memory.refused = true
+		stack[0] = 0
+		return
 	}
 	stack[0] = r.callHost(ctx, uint32(stack[0]), argc, argv)
 }
@@ -348,16 +366,15 @@ func (r *run) callHost(ctx context.Context, jsContext uint32, argc int32, argv u
 	if !ok || argc < 4 || fnValue>>32 != jsTagInt || int(uint32(fnValue)) >= len(r.engine.hostFuncs) {
 		return r.throw(jsContext, "invalid host function call")
 	}
-	hf := r.engine.hostFuncs[uint32(fnValue)]
-	args := make([]string, 0, argc-4)
-	for i := uint32(4); i < uint32(argc); i++ {
-		v, ok := mem.ReadUint64Le(argv + 8*i)
-		if !ok {
-			return r.throw(jsContext, "invalid host function arguments")
-		}
-		args = append(args, r.toString(v))
+	// argc comes from the guest: it may claim more values than argv has, so it is checked against the memory
+	// actually there, and nothing is allocated for it.
+	if end := uint64(argv) + 8*uint64(argc); end > uint64(mem.Size()) {
+		return r.throw(jsContext, "invalid host function arguments")
 	}
+	hf := r.engine.hostFuncs[uint32(fnValue)]
+	args := &Args{r: r, argv: argv + 8*4, n: int(argc) - 4}
 	out, err := hf.Func(ctx, args)
+	args.free()
 	var jsErr *JSException
 	switch {
 	case err == nil:
@@ -374,6 +391,66 @@ func (r *run) callHost(ctx context.Context, jsContext uint32, argc int32, argv u
 		r.abort(err)
 	}
 	return 0
+}
+
+// Args are the arguments of one host function call, converted with String() semantics as they are asked for
+// and read from guest memory only then: Bytes tells a host function how large an argument is before String
+// copies it, so a script cannot make the host allocate for an argument the function would refuse anyway. Args
+// are valid only during the call.
+type Args struct {
+	r    *run
+	argv uint32
+	n    int
+	strs []guestString // converted so far, by index
+}
+
+// guestString is a UTF-8 copy of a JS value's String() inside guest memory, owned by the host until freed.
+type guestString struct {
+	packed, addr, size uint32
+	done               bool
+}
+
+// Len is the number of arguments the script passed.
+func (a *Args) Len() int { return a.n }
+
+// Bytes is the UTF-8 length of String(argument i), without copying it out of the guest. Out of range is 0.
+func (a *Args) Bytes(i int) int {
+	if s := a.convert(i); s != nil {
+		return int(s.size)
+	}
+	return 0
+}
+
+// String copies String(argument i) out of the guest. Out of range is "".
+func (a *Args) String(i int) string {
+	s := a.convert(i)
+	if s == nil || s.size == 0 {
+		return ""
+	}
+	b, _ := a.r.mod.Memory().Read(s.addr, s.size)
+	return string(b)
+}
+
+func (a *Args) convert(i int) *guestString {
+	if i < 0 || i >= a.n {
+		return nil
+	}
+	if i >= len(a.strs) {
+		a.strs = append(a.strs, make([]guestString, i+1-len(a.strs))...)
+	}
+	s := &a.strs[i]
+	if !s.done {
+		s.done = true
+		v, _ := a.r.mod.Memory().ReadUint64Le(a.argv + 8*uint32(i))
+		s.packed, s.addr, s.size = a.r.cString(v)
+	}
+	return s
+}
+
+func (a *Args) free() {
+	for _, s := range a.strs {
+		a.r.freeCString(s.packed, s.addr)
+	}
 }
 
 // call invokes a guest export. A failure inside (including an abort from a nested host call) unwinds the run.
@@ -400,12 +477,12 @@ func (r *run) call(name string, params ...uint64) uint64 {
 
 func (r *run) malloc(n uint32) uint32 { return uint32(r.call("malloc", uint64(n))) }
 
-// cString copies s into guest memory with a terminating NUL; the caller frees it.
-func (r *run) cString(s string) uint32 {
+// putString copies s into guest memory with a terminating NUL; the caller frees it.
+func (r *run) putString(s string) uint32 {
 	ptr := r.malloc(uint32(len(s) + 1))
 	if ptr == 0 {
 		r.memory.refused = true
-		r.abort(NewLimitError(LimitMemory, r.memory.limit, r.memory.peak))
+		r.abort(r.memoryError())
 	}
 	mem := r.mod.Memory()
 	mem.WriteString(ptr, s)
@@ -414,55 +491,97 @@ func (r *run) cString(s string) uint32 {
 }
 
 func (r *run) newString(s string) uint64 {
-	ptr := r.cString(s)
+	ptr := r.putString(s)
 	v := r.call("QJS_NewString", uint64(r.jsContext), uint64(ptr))
 	r.call("free", uint64(ptr))
 	return v
 }
 
 func (r *run) throw(jsContext uint32, msg string) uint64 {
-	ptr := r.cString(msg)
+	ptr := r.putString(msg)
 	v := r.call("QJS_ThrowTypeError", uint64(jsContext), uint64(ptr))
 	r.call("free", uint64(ptr))
 	return v
 }
 
-// toString converts a JS value with String() semantics, as QuickJS's JS_ToCString does.
-func (r *run) toString(v uint64) string {
-	packed := uint32(r.call("QJS_ToCString", uint64(r.jsContext), v))
-	if packed == 0 {
-		return ""
+// toStringMax converts a JS value with String() semantics, as QuickJS's JS_ToCString does, and copies at most
+// limit bytes of it out of the guest (cut at a character boundary). size is the whole string's length.
+func (r *run) toStringMax(v uint64, limit int) (s string, size int) {
+	packed, addr, n := r.cString(v)
+	take := min(int(n), limit)
+	b, _ := r.mod.Memory().Read(addr, uint32(take))
+	s = string(b[:validPrefix(b)])
+	r.freeCString(packed, addr)
+	return s, int(n)
+}
+
+// validPrefix is the length of b without a UTF-8 sequence cut short at its end.
+func validPrefix(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
 	}
-	mem := r.mod.Memory()
-	pl, _ := mem.ReadUint64Le(packed)
-	addr, n := uint32(pl>>32), uint32(pl)
-	b, _ := mem.Read(addr, n)
-	s := string(b)
+	return len(b)
+}
+
+// maxErrorTextBytes bounds each text of an exception (message, stack) the host copies out of the guest.
+const maxErrorTextBytes = 16 << 10
+
+// CutText marks a text that was cut from size bytes to the length of s, so that whoever reads it knows.
+func CutText(s string, size int) string {
+	if size <= len(s) {
+		return s
+	}
+	return s + fmt.Sprintf("… (%d more bytes cut)", size-len(s))
+}
+
+// cString converts v to a UTF-8 C string inside the guest and returns where it is; the caller frees it with
+// freeCString. A conversion that failed (an exception in toString, or no memory) is empty.
+func (r *run) cString(v uint64) (packed, addr, size uint32) {
+	packed = uint32(r.call("QJS_ToCString", uint64(r.jsContext), v))
+	if packed == 0 {
+		return 0, 0, 0
+	}
+	pl, _ := r.mod.Memory().ReadUint64Le(packed)
+	addr, size = uint32(pl>>32), uint32(pl)
+	if uint64(addr)+uint64(size) > uint64(r.mod.Memory().Size()) {
+		size = 0 // never trust a length from guest memory beyond what is there
+	}
+	return packed, addr, size
+}
+
+func (r *run) freeCString(packed, addr uint32) {
+	if packed == 0 {
+		return
+	}
 	r.call("JS_FreeCString", uint64(r.jsContext), uint64(addr))
 	r.call("free", uint64(packed))
-	return s
 }
 
 func (r *run) property(obj uint64, name string) (string, bool) {
-	ptr := r.cString(name)
+	ptr := r.putString(name)
 	v := r.call("JS_GetPropertyStr", uint64(r.jsContext), obj, uint64(ptr))
 	r.call("free", uint64(ptr))
 	if v>>32 == jsTagUndefined || isException(v) {
 		return "", false
 	}
-	s := r.toString(v)
+	s, size := r.toStringMax(v, maxErrorTextBytes)
 	r.call("JS_FreeValue", uint64(r.jsContext), v)
-	return s, true
+	return CutText(s, size), true
 }
 
 // eval runs source as a global script. QJS_Eval awaits a promise result and then drives jobs and timers until
 // none are left.
 func (r *run) eval(source string, filename uint32) (string, error) {
-	src := r.cString(source)
+	src := r.putString(source)
 	opts := uint32(r.call("QJS_CreateEvalOption", uint64(src), 0, 0, uint64(filename), 0))
 	if opts == 0 {
 		r.memory.refused = true
-		return "", NewLimitError(LimitMemory, r.memory.limit, r.memory.peak)
+		return "", r.memoryError()
 	}
 	v := r.call("QJS_Eval", uint64(r.jsContext), uint64(opts))
 	if isException(v) {
@@ -471,8 +590,11 @@ func (r *run) eval(source string, filename uint32) (string, error) {
 	if v>>32 == jsTagUndefined {
 		return "", nil
 	}
-	s := r.toString(v)
+	s, size := r.toStringMax(v, r.opts.MaxValueBytes)
 	r.call("JS_FreeValue", uint64(r.jsContext), v)
+	if size > r.opts.MaxValueBytes {
+		return "", NewLimitError(LimitResult, uint64(r.opts.MaxValueBytes), uint64(size))
+	}
 	return s, nil
 }
 
@@ -484,7 +606,8 @@ func (r *run) exception() error {
 		e.Message, _ = r.property(exc, "message")
 		e.Stack, _ = r.property(exc, "stack")
 	} else {
-		e.Message = r.toString(exc)
+		s, size := r.toStringMax(exc, maxErrorTextBytes)
+		e.Message = CutText(s, size)
 	}
 	e.Line = LineOf(e.Stack, e.Message)
 	return e

@@ -1,0 +1,202 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Attacks on what a run costs the host, at the engine level. bench/hostile_test.go runs the same classes end to
+// end through the runtime, in a child process whose RSS it measures.
+
+// deadlineSlack is how late past its deadline a run may return in these tests. The engine's target is a few
+// milliseconds (bench.BenchmarkDeadlineOvershoot measures it); these tests run on shared machines where other
+// processes can hold both cores for hundreds of milliseconds, and before bulk memory was charged these scripts
+// overran by 20 seconds to 4 minutes, so this margin still catches what it must.
+const deadlineSlack = time.Second
+
+// bulkScripts each burn their time in instructions whose cost grows with an operand.
+var bulkScripts = map[string]string{
+	"copyWithin 46 MiB": "const a = new Uint8Array(46 << 20); for (;;) a.copyWithin(0, 1)",
+	"fill 46 MiB":       "const a = new Uint8Array(46 << 20); for (let i = 0; ; i++) a.fill(i)",
+	"set 24 MiB":        "const a = new Uint8Array(24 << 20), b = new Uint8Array(24 << 20); for (;;) a.set(b)",
+	"slice 16 MiB":      "const a = new Uint8Array(16 << 20); for (;;) a.slice()",
+	"string repeat":     "for (let i = 0; ; i++) { const s = 'x'.repeat(8 << 20) + i }",
+	"padStart":          "for (;;) { const s = ''.padStart(8 << 20, 'ab') }",
+	"array copy":        "const a = new Array(1 << 20).fill(1); for (;;) a.slice()",
+	"busy loop":         "for (;;) {}",
+}
+
+func TestDeadlineHoldsForBulkMemory(t *testing.T) {
+	for name, script := range bulkScripts {
+		t.Run(name, func(t *testing.T) {
+			res, err := runScript(t, script, &RunOptions{Timeout: 300 * time.Millisecond})
+			requireLimit(t, err, LimitTimeout)
+			assert.Less(t, res.Usage.Wall, 300*time.Millisecond+deadlineSlack, "returned %v after a 300 ms deadline", res.Usage.Wall)
+		})
+	}
+}
+
+// Eight hostile scripts at once on however few cores: every one still returns close to its deadline, because
+// the fuel hook yields between slices instead of waiting for Go's 10 ms preemption.
+func TestDeadlineHoldsWithEightHostileRunsAtOnce(t *testing.T) {
+	engine(t)
+	scripts := make([]string, 0, len(bulkScripts))
+	for _, s := range bulkScripts {
+		scripts = append(scripts, s)
+	}
+	const timeout = time.Second
+	var wg sync.WaitGroup
+	late := make([]time.Duration, 8)
+	errs := make([]error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			_, errs[i] = runScript(t, scripts[i%len(scripts)], &RunOptions{Timeout: timeout})
+			late[i] = time.Since(start) - timeout
+		}()
+	}
+	wg.Wait()
+	for i := range 8 {
+		requireLimit(t, errs[i], LimitTimeout)
+		assert.Less(t, late[i], deadlineSlack, "%s returned %v after its deadline", scripts[i%len(scripts)], late[i])
+	}
+	t.Logf("returned after the deadline by: %v (%d cores)", late, runtime.GOMAXPROCS(0))
+}
+
+func TestMemoryKindOnlyWhenTheLimitWasHit(t *testing.T) {
+	// Real exhaustion, in shapes that used to end as "Uncaught null" or "[uninitialized]" at exactly the cap.
+	for name, script := range map[string]string{
+		"small objects":     "const a = []; for (;;) a.push({})",
+		"small arrays":      "const a = []; for (;;) a.push([1, 2])",
+		"map entries":       "const m = new Map(); for (let i = 0; ; i++) m.set(i, 'v' + i)",
+		"closures":          "const a = []; for (let i = 0; ; i++) a.push(() => i)",
+		"one huge buffer":   "new Uint8Array(1 << 30).length",
+		"buffers":           "const a = []; for (;;) a.push(new Uint8Array(1 << 20))",
+		"strings":           "const a = []; for (let i = 0; ; i++) a.push('s' + i + 'x'.repeat(100))",
+		"caught then throw": "try { new Uint8Array(1 << 30) } catch (e) {} const a = []; for (;;) a.push({})",
+		"huge string":       "'x'.repeat(2 ** 29).length",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := runScript(t, script, &RunOptions{Timeout: 30 * time.Second, MemoryBytes: 16 << 20})
+			requireLimit(t, err, LimitMemory)
+			assert.LessOrEqual(t, res.Usage.MemoryBytes, uint64(16<<20))
+		})
+	}
+	// An exception that only looks like memory exhaustion is the script's own.
+	for name, script := range map[string]string{
+		"renamed Error": "const e = new Error('out of memory'); e.name = 'InternalError'; throw e",
+		"InternalError": "throw new InternalError('out of memory')",
+		"plain object":  "throw {name: 'InternalError', message: 'out of memory'}",
+		"RangeError":    "throw new RangeError('Maximum call stack size exceeded')",
+		"caught and ok": "try { new Uint8Array(1 << 30) } catch (e) { 'recovered: ' + e.name }",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := runScript(t, script, nil)
+			if name == "caught and ok" {
+				require.NoError(t, err, "a refused grow the script handles is no failure")
+				return
+			}
+			var se *ScriptError
+			require.ErrorAs(t, err, &se, "a script's own exception, not a limit")
+		})
+	}
+}
+
+func TestBJSONIsUnreachable(t *testing.T) {
+	res, err := runScript(t, `(async () => {
+		const out = [];
+		for (const spec of ['qjs:bjson', 'bjson', 'qjs:bjson.so']) {
+			try { await import(spec); out.push(spec + ' loaded') } catch (e) { out.push('refused') }
+		}
+		out.push(typeof bjson);
+		return out.join(',');
+	})()`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "refused,refused,refused,undefined", res.Value)
+	// The module as shipped still has it: the rewrite is what removes it.
+	unmetered, err := unmeteredEngine()
+	require.NoError(t, err)
+	res, err = unmetered.Run(context.Background(), "import('qjs:bjson').then(m => typeof m.read)", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "function", res.Value)
+}
+
+// Mutated bytecode read through qjs:bjson traps the interpreter. Only the unmetered module still has qjs:bjson,
+// so this proves on it that a guest trap is ErrTrap (a crash of the guest), never an internal host failure.
+func TestGuestTrapIsErrTrap(t *testing.T) {
+	unmetered, err := unmeteredEngine()
+	require.NoError(t, err)
+	var trapped bool
+	for seed := 0; seed < 40 && !trapped; seed++ {
+		_, err := unmetered.Run(context.Background(), fmt.Sprintf(`import('qjs:bjson').then(bjson => {
+			const buf = bjson.write(function f(a, b) { let s = 0; for (let i = 0; i < a; i++) s += b[i] * i; return s }, bjson.WRITE_OBJ_BYTECODE);
+			const u8 = new Uint8Array(buf);
+			let x = %d;
+			for (let i = 0; i < 24; i++) { x = (x * 1103515245 + 12345) & 0x7fffffff; u8[x %% u8.length] ^= (x >> 8) & 0xff }
+			const f = bjson.read(buf, 0, buf.byteLength, bjson.READ_OBJ_BYTECODE);
+			return f(1000, new Array(1000).fill(1));
+		})`, seed), &RunOptions{Timeout: 5 * time.Second})
+		if err == nil {
+			continue
+		}
+		var se *ScriptError
+		var le *LimitError
+		if errors.As(err, &se) || errors.As(err, &le) {
+			continue // the mutation made bad bytecode the reader refused, or a loop that ran out of time
+		}
+		require.ErrorIs(t, err, ErrTrap, "a guest crash is ErrTrap")
+		trapped = true
+	}
+	if !trapped {
+		t.Skip("no mutation trapped the interpreter this time")
+	}
+}
+
+func TestNULInSourceIsRefused(t *testing.T) {
+	for _, src := range []string{"1\x00; for (;;) {}", "let a = 1;\n\x00", "'a\x00b'"} {
+		res, err := runScript(t, src, &RunOptions{Timeout: 5 * time.Second})
+		var se *ScriptError
+		require.ErrorAs(t, err, &se, "%q", src)
+		assert.True(t, se.IsSyntax())
+		assert.Contains(t, se.Message, "NUL")
+		assert.Equal(t, 1+strings.Count(src[:strings.IndexByte(src, 0)], "\n"), se.Line)
+		assert.Zero(t, res.Usage.Fuel, "refused before anything ran")
+	}
+	res, err := runScript(t, `'a\x00b'.length + '\u0000'.length`, nil)
+	require.NoError(t, err, "an escaped NUL inside a string is fine")
+	assert.Equal(t, "4", res.Value)
+}
+
+func TestHostCopiesAreBounded(t *testing.T) {
+	t.Run("completion value", func(t *testing.T) {
+		res, err := runScript(t, "'x'.repeat(40 << 20)", &RunOptions{MaxValueBytes: 1 << 20})
+		limit := requireLimit(t, err, LimitResult)
+		assert.EqualValues(t, 40<<20, limit.Used)
+		assert.Empty(t, res.Value)
+	})
+	t.Run("exception message and stack", func(t *testing.T) {
+		_, err := runScript(t, "throw new Error('E'.repeat(8 << 20))", nil)
+		var se *ScriptError
+		require.ErrorAs(t, err, &se)
+		assert.Less(t, len(se.Message), maxErrorTextBytes+100)
+		assert.Contains(t, se.Message, "more bytes cut")
+		_, err = runScript(t, "const e = new Error('x'); e.stack = 's'.repeat(8 << 20); throw e", nil)
+		require.ErrorAs(t, err, &se)
+		assert.Less(t, len(se.Stack), maxErrorTextBytes+100)
+		_, err = runScript(t, "throw 'é'.repeat(4 << 20)", nil)
+		require.ErrorAs(t, err, &se)
+		assert.Less(t, len(se.Message), maxErrorTextBytes+100)
+		assert.True(t, strings.HasPrefix(se.Message, "éé"), "cut at a character boundary")
+	})
+}
