@@ -22,12 +22,18 @@
 //	RunOptions.Timeout         10 s            *wasm.LimitError{Kind: timeout}; errors.Is(err, context.DeadlineExceeded)
 //	RunOptions.Fuel            2,000,000,000   *wasm.LimitError{Kind: fuel}   (~10 s of pure JS on one core)
 //	RunOptions.MemoryBytes     64 MiB          *wasm.LimitError{Kind: memory} (linear memory, incl. ArrayBuffers)
-//	wasm.Options.HeapLimitBytes 48 MiB         *wasm.LimitError{Kind: memory} (QuickJS's own allocator limit)
 //	wasm.Options.StackBytes    1 MiB           *wasm.LimitError{Kind: stack}  (~3,600 JS frames, JSON.parse nested 65,000 deep)
-//	RunOptions.MaxOutputBytes  64 KiB          *wasm.LimitError{Kind: output} (console output)
-//	RunOptions.MaxResultBytes  1 MiB           *wasm.LimitError{Kind: result} (JSON of the returned value)
+//	RunOptions.MaxOutputBytes  64 KiB          *wasm.LimitError{Kind: output} (console entries as JSON, +1 byte each)
+//	RunOptions.MaxResultBytes  1 MiB           *wasm.LimitError{Kind: result} (JSON of the returned value; an
+//	                                           uncaught exception's message and stack are cut to fit, 16 KiB each)
 //	RunOptions.MaxSourceBytes  256 KiB         *wasm.LimitError{Kind: source}
 //	RunOptions.MaxCalls        100             *wasm.LimitError{Kind: calls}  (search, describe and call all count)
 //	RunOptions.MaxPayloadBytes 1 MiB           the one call is rejected inside the script (catchable)
+//	RunOptions.MaxBridgeBytes  8 MiB           all requests and responses together; past it, calls are rejected
+//	RunOptions.MaxHostTime     10% of Timeout  searches and describes together; past it, they are rejected
 //	WASI stdout/stderr         64 KiB          kept, the rest dropped (scripts cannot reach them without qjs:std)
+//
+// A guest trap (the interpreter crashing on what a script did) is wasm.ErrTrap, kind "crash" in ErrorInfo; a
+// NUL character in the code is a syntax error. Bridge calls run at most 2 MiB of requests at once, the rest
+// wait to start; results go back to the script in batches of about one payload.
 package hostfns

@@ -13,16 +13,18 @@
   // QuickJS wraps each host function in JS that calls the native proxy through Function.prototype.call, which a
   // script can replace. Bind the native proxies directly (the same trick an attacker would use, done first), so
   // host calls keep working whatever a script does to the built-ins.
+  //
+  // Every host function takes at most two arguments, and the argument list is an array literal: a literal
+  // defines its elements itself, where assigning them one by one would run any index setter a script put on
+  // Array.prototype and hand it the list (which it could then pad or point at another host function).
   function bindNative(wrapper) {
     const fnProto = Function.prototype;
     const savedCall = fnProto.call;
     let native, fnID;
     fnProto.call = function (thisArg, id) { native = this; fnID = id; };
     try { wrapper(); } finally { fnProto.call = savedCall; }
-    return function () {
-      const args = [fnID, 0, 0, undefined];
-      for (let i = 0; i < arguments.length; i++) args[4 + i] = arguments[i];
-      return apply(native, undefined, args);
+    return function (a, b) {
+      return apply(native, undefined, [fnID, 0, 0, undefined, a, b]);
     };
   }
   const host = {
@@ -44,6 +46,14 @@
   const freeze = Object.freeze;
   const isArray = Array.isArray;
   const create = Object.create;
+  const strSlice = String.prototype.slice;
+  const strReplace = String.prototype.replace;
+  // The host takes this many characters of an uncaught exception's message and of its stack.
+  const maxErrorChars = 16384;
+
+  function cut(s) {
+    return s.length > maxErrorChars ? apply(strSlice, s, [0, maxErrorChars]) : s;
+  }
 
   for (const name of ["__ts_log", "__ts_start", "__ts_wait", "__ts_settle", "__ts_idle",
     "std", "os", "bjson", "print", "scriptArgs", "gc", "QJS_PROXY_VALUE", "console"]) {
@@ -61,7 +71,7 @@
       }
       if (v instanceof ErrorCtor) {
         const head = StringCtor(v);
-        return v.stack ? head + "\n" + StringCtor(v.stack).replace(/\n$/, "") : head;
+        return v.stack ? head + "\n" + apply(strReplace, StringCtor(v.stack), [/\n$/, ""]) : head;
       }
       const s = jsonStringify(v);
       return s === undefined ? StringCtor(v) : s;
@@ -174,9 +184,9 @@
     let info;
     try {
       if (e instanceof ErrorCtor) {
-        info = { name: StringCtor(e.name), message: StringCtor(e.message), stack: StringCtor(e.stack || "") };
+        info = { name: cut(StringCtor(e.name)), message: cut(StringCtor(e.message)), stack: cut(StringCtor(e.stack || "")) };
       } else {
-        info = { name: "", message: "Uncaught " + show(e), stack: "" };
+        info = { name: "", message: cut("Uncaught " + show(e)), stack: "" };
       }
     } catch (e2) {
       info = { name: "", message: "Uncaught exception (unprintable)", stack: "" };
@@ -185,7 +195,7 @@
     later(idle, 0);
   }
 
-  // __ts_boot starts the model's function; the per-run script is `__ts_boot((async function () {CODE\n}))`.
+  // __ts_boot starts the model's function; the per-run script is `__ts_boot((async function () {CODE\n}));void 0`.
   g.__ts_boot = function (main) {
     delete g.__ts_boot;
     if (typeof main !== "function") {

@@ -1,7 +1,6 @@
 package hostfns
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -9,8 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/wasm"
 )
@@ -25,16 +24,25 @@ const (
 	DefaultMaxSourceBytes  = 256 << 10
 	DefaultMaxCalls        = 100
 	DefaultMaxPayloadBytes = 1 << 20
+	DefaultMaxBridgeBytes  = 8 << 20
+	// DefaultHostTimeShare is the share of the timeout that searches and describes may take together when
+	// RunOptions.MaxHostTime is zero.
+	DefaultHostTimeShare = 10 // per cent
 
-	// callGrace is how long a run that was cut short waits for bridge calls to notice their cancelled context.
-	// A Bridge that ignores its context is not waited for beyond this.
-	callGrace = 250 * time.Millisecond
+	// callGrace is how long a run that was cut short waits for bridge calls to notice their cancelled context
+	// before it returns. A Bridge that ignores its context is not waited for beyond this: the run's answer must
+	// not be late because of it.
+	callGrace = 20 * time.Millisecond
 )
 
-// Bridge is what scripts reach through openclaw.tools; the runtime implements it. Each method gets the run's
-// context (cancelled when the run ends, with the run's deadline) and is called from several goroutines at once
+// Bridge is what scripts reach through openclaw.tools; the runtime implements it. Each method gets a context that
+// carries the run's deadline and is cancelled when the run ends, and is called from several goroutines at once
 // when a script starts calls concurrently, so implementations must be safe for concurrent use. JSON goes in and
 // out. An error rejects the script's promise with the error's text; it does not end the run.
+//
+// Search and Describe are host work the script causes outside its fuel: the sandbox runs them one at a time per
+// run and stops accepting them once they have taken RunOptions.MaxHostTime together, so they are expected to be
+// in-process lookups, not I/O.
 type Bridge interface {
 	// Search gets the request as the script gave it: {"query": "...", "limit": N} or {"queries": [...], ...}.
 	Search(ctx context.Context, request json.RawMessage) (json.RawMessage, error)
@@ -87,11 +95,15 @@ type RunOptions struct {
 	Timeout         time.Duration
 	Fuel            uint64
 	MemoryBytes     uint64
-	MaxOutputBytes  int // console output, all levels together
-	MaxResultBytes  int // the JSON of the returned value
+	MaxOutputBytes  int // console output as the model sees it: each entry JSON-encoded, plus one byte
+	MaxResultBytes  int // the JSON of the returned value; an uncaught exception's message and stack together
 	MaxSourceBytes  int // the code itself
 	MaxCalls        int // bridged calls (search, describe and call all count)
 	MaxPayloadBytes int // each bridge request and each bridge response
+	MaxBridgeBytes  int // all bridge requests and responses of the run together
+	// MaxHostTime bounds the time searches and describes take together (zero: DefaultHostTimeShare of the
+	// timeout). Tool calls are the agent's own tools and are bounded by the deadline and by MaxBridgeBytes.
+	MaxHostTime time.Duration
 }
 
 // Result is what a run produced. Run returns it even with an error, with the logs and usage up to the failure.
@@ -99,14 +111,25 @@ type Result struct {
 	Value json.RawMessage // the returned value as JSON; null for undefined
 	Logs  []string        // console output, one entry per call; warn and error are prefixed "[warn] ", "[error] "
 	Calls int             // bridged calls started
-	Usage wasm.Usage
+	// Pending are the bridged calls that had not returned when the run ended (a timeout, usually), in the
+	// order the script started them.
+	Pending []CallInfo
+	Usage   wasm.Usage
+}
+
+// CallInfo describes one bridged call.
+type CallInfo struct {
+	Op      string        // "search", "describe" or "call"
+	Tool    string        // the tool id or name the script gave, for describe and call
+	Started time.Duration // when it started, from the start of the run
+	Elapsed time.Duration // how long it ran (until the run ended, for a pending call)
 }
 
 // Run executes code, the body of an async function (`return` gives the result), against bridge. Errors:
 // *wasm.LimitError (kinds timeout, fuel, memory, stack, output, result, source, calls), *wasm.ScriptError
 // (syntax errors and uncaught exceptions, with line and stack), wasm.ErrExit, wasm.ErrTrap, or ctx's error. Every
 // bridge call the script started has returned (or was abandoned after its context was cancelled and a short
-// grace period) when Run returns.
+// grace period) when Run returns, and none starts afterwards.
 func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *RunOptions) (*Result, error) {
 	var o RunOptions
 	if opts != nil {
@@ -120,27 +143,27 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 		return &Result{}, wasm.NewLimitError(wasm.LimitSource, uint64(o.MaxSourceBytes), uint64(len(code)))
 	}
 
-	callCtx, cancelCalls := context.WithCancel(ctx)
-	st := &runState{
-		bridge:  bridge,
-		opts:    o,
-		callCtx: callCtx,
-		done:    make(chan completion, o.MaxCalls),
-	}
-	runCtx := context.WithValue(ctx, stateKey{}, st)
+	// One deadline for the script and its bridge calls, set here so that the bridge's context carries it.
+	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	st := newRunState(runCtx, bridge, o)
 	// The code starts on line 2 so that its columns are exact; positions are shifted back by one line below.
-	wrapped := "__ts_boot((async function () {\n" + code + "\n}))"
-	res, err := s.engine.Run(runCtx, wrapped, &wasm.RunOptions{Timeout: o.Timeout, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes})
+	// The final statement is the wrapper's own, whatever the code does to close the function early, so the
+	// script's completion value never reaches the host (MaxValueBytes below is only a backstop).
+	wrapped := "__ts_boot((async function () {\n" + code + "\n}));\nvoid 0"
+	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), wrapped, &wasm.RunOptions{
+		Timeout: o.Timeout, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
+	})
+	st.end()
 
-	cancelCalls()
-	st.drain()
-	out := &Result{Logs: st.logs, Calls: st.calls, Usage: res.Usage}
+	out := &Result{Logs: st.logs, Calls: st.calls.started(), Pending: st.calls.pending(), Usage: res.Usage}
 	if err == nil {
 		err = st.scriptErr
 	}
 	var script *wasm.ScriptError
 	if errors.As(err, &script) {
 		toCodePositions(script)
+		cutErrorText(script, o.MaxResultBytes)
 	}
 	if err != nil {
 		return out, err
@@ -153,6 +176,9 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 }
 
 func (o RunOptions) withDefaults() RunOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = wasm.DefaultTimeout
+	}
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = DefaultMaxOutputBytes
 	}
@@ -168,33 +194,39 @@ func (o RunOptions) withDefaults() RunOptions {
 	if o.MaxPayloadBytes <= 0 {
 		o.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}
+	if o.MaxBridgeBytes <= 0 {
+		o.MaxBridgeBytes = DefaultMaxBridgeBytes
+	}
+	if o.MaxHostTime <= 0 {
+		o.MaxHostTime = o.Timeout * DefaultHostTimeShare / 100
+	}
 	return o
 }
 
 type stateKey struct{}
 
-// runState is one run's host side. The host functions run on the goroutine executing the guest; bridge calls
-// run on their own goroutines and only ever touch the done channel and the WaitGroup.
+// runState is one run's host side. The host functions run on the goroutine executing the guest and own the
+// fields below calls; bridge calls run on their own goroutines and touch only calls, which locks itself.
 type runState struct {
-	bridge   Bridge
-	opts     RunOptions
-	callCtx  context.Context
-	done     chan completion
-	inflight sync.WaitGroup
+	opts  RunOptions
+	calls *callTable
 
 	logs        []string
 	outputBytes int
-	calls       int // bridged calls started
-	pending     int // started and not yet handed back to the script
 	settled     bool
 	value       json.RawMessage
 	scriptErr   error // *wasm.ScriptError, or the *wasm.LimitError it stood for
 }
 
-type completion struct {
-	id    int
-	value json.RawMessage
-	err   error
+func newRunState(runCtx context.Context, bridge Bridge, o RunOptions) *runState {
+	return &runState{opts: o, calls: newCallTable(runCtx, bridge, o)}
+}
+
+// end stops the run's bridge calls: their context is cancelled, nothing new starts, and those still running get
+// callGrace to return.
+func (st *runState) end() {
+	st.calls.close()
+	st.calls.drain(callGrace)
 }
 
 func state(ctx context.Context) *runState {
@@ -205,152 +237,92 @@ func state(ctx context.Context) *runState {
 	return st
 }
 
-func hostLog(ctx context.Context, args []string) (string, error) {
+// shortArg copies a short argument (an operation or a level name); anything longer than max is refused unread.
+func shortArg(args *wasm.Args, i, max int) (string, bool) {
+	if args.Bytes(i) > max {
+		return "", false
+	}
+	return args.String(i), true
+}
+
+func hostLog(ctx context.Context, args *wasm.Args) (string, error) {
 	st := state(ctx)
-	if len(args) != 2 {
+	level, ok := shortArg(args, 0, 8)
+	if args.Len() != 2 || !ok {
 		return "", &wasm.JSException{Message: "console: bad call"}
 	}
-	text := args[1]
-	switch args[0] {
+	prefix := ""
+	switch level {
 	case "warn":
-		text = "[warn] " + text
+		prefix = "[warn] "
 	case "error":
-		text = "[error] " + text
+		prefix = "[error] "
 	}
-	st.outputBytes += len(text)
-	if st.outputBytes > st.opts.MaxOutputBytes {
-		return "", wasm.NewLimitError(wasm.LimitOutput, uint64(st.opts.MaxOutputBytes), uint64(st.outputBytes))
+	// An entry costs what it adds to the logs as the model and the CLI see them: its JSON encoding and a
+	// separator, so empty entries and escape-heavy text count too. The raw length is a lower bound, checked
+	// before the text is copied out of the guest.
+	if st.outputBytes+len(prefix)+args.Bytes(1)+3 > st.opts.MaxOutputBytes {
+		return "", wasm.NewLimitError(wasm.LimitOutput, uint64(st.opts.MaxOutputBytes), uint64(st.outputBytes+len(prefix)+args.Bytes(1)+3))
 	}
+	text := prefix + args.String(1)
+	cost := jsonStringBytes(text) + 1
+	if st.outputBytes+cost > st.opts.MaxOutputBytes {
+		return "", wasm.NewLimitError(wasm.LimitOutput, uint64(st.opts.MaxOutputBytes), uint64(st.outputBytes+cost))
+	}
+	st.outputBytes += cost
 	st.logs = append(st.logs, text)
 	return "", nil
 }
 
-func hostStart(ctx context.Context, args []string) (string, error) {
+func hostStart(ctx context.Context, args *wasm.Args) (string, error) {
 	st := state(ctx)
-	if len(args) != 2 {
+	op, ok := shortArg(args, 0, 16)
+	if args.Len() != 2 || !ok {
 		return "", &wasm.JSException{Message: "openclaw.tools: bad call"}
 	}
-	op, payload := args[0], args[1]
 	if op != "search" && op != "describe" && op != "call" {
 		return "", &wasm.JSException{Message: "openclaw.tools: unknown operation " + strconv.Quote(op)}
 	}
-	if len(payload) > st.opts.MaxPayloadBytes {
-		return "", &wasm.JSException{Message: fmt.Sprintf("openclaw.tools.%s: request is %d bytes, over the %d byte limit",
-			op, len(payload), st.opts.MaxPayloadBytes)}
+	// Sizes are checked before the request is copied out of the guest.
+	if err := st.calls.admit(op, args.Bytes(1)); err != nil {
+		return "", err
 	}
-	var req struct {
-		ID   json.RawMessage `json:"id"`
-		Args json.RawMessage `json:"args"`
-	}
-	var id string
-	if op != "search" {
-		if err := json.Unmarshal([]byte(payload), &req); err != nil {
-			return "", &wasm.JSException{Message: "openclaw.tools." + op + ": bad request"}
-		}
-		if err := json.Unmarshal(req.ID, &id); err != nil || id == "" {
-			return "", &wasm.JSException{Message: "openclaw.tools." + op + ": the tool id must be a non-empty string"}
-		}
-	}
-	if st.calls >= st.opts.MaxCalls {
-		return "", wasm.NewLimitError(wasm.LimitCalls, uint64(st.opts.MaxCalls), uint64(st.calls+1))
-	}
-	st.calls++
-	callID := st.calls
-	st.pending++
-	st.inflight.Add(1)
-	go st.dispatch(callID, op, id, json.RawMessage(payload), req.Args)
-	return strconv.Itoa(callID), nil
+	return st.calls.start(ctx, op, args.String(1))
 }
 
-// dispatch runs one bridge call on its own goroutine, so calls a script starts together run together.
-func (st *runState) dispatch(callID int, op, id string, payload, args json.RawMessage) {
-	defer st.inflight.Done()
-	c := completion{id: callID}
-	defer func() {
-		if p := recover(); p != nil {
-			c.value, c.err = nil, fmt.Errorf("openclaw.tools.%s failed: internal error (%v)", op, p)
-		}
-		st.done <- c
-	}()
-	switch op {
-	case "search":
-		c.value, c.err = st.bridge.Search(st.callCtx, payload)
-	case "describe":
-		c.value, c.err = st.bridge.Describe(st.callCtx, id)
-	case "call":
-		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-			args = json.RawMessage("{}")
-		}
-		c.value, c.err = st.bridge.Call(st.callCtx, id, args)
-	}
-	switch {
-	case c.err != nil:
-	case len(c.value) > st.opts.MaxPayloadBytes:
-		c.value, c.err = nil, fmt.Errorf("openclaw.tools.%s: result is %d bytes, over the %d byte limit", op, len(c.value), st.opts.MaxPayloadBytes)
-	case len(c.value) == 0:
-		c.value = json.RawMessage("null")
-	case !json.Valid(c.value):
-		c.value, c.err = nil, fmt.Errorf("openclaw.tools.%s: the host returned invalid JSON", op)
-	}
+// hostWait blocks until at least one started call has completed and hands back a batch of those that have, as
+// JSON: [{"id": "<n>", "ok": true, "value": ...} or {"id": "<n>", "ok": false, "error": "..."}].
+func hostWait(ctx context.Context, _ *wasm.Args) (string, error) {
+	return state(ctx).calls.wait(ctx)
 }
 
-// hostWait blocks until at least one started call has completed and hands back all that have.
-func hostWait(ctx context.Context, _ []string) (string, error) {
+func hostSettle(ctx context.Context, args *wasm.Args) (string, error) {
 	st := state(ctx)
-	if st.pending == 0 {
-		return "[]", nil
-	}
-	var batch []completion
-	select {
-	case c := <-st.done:
-		batch = append(batch, c)
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
-	for more := true; more; {
-		select {
-		case c := <-st.done:
-			batch = append(batch, c)
-		default:
-			more = false
-		}
-	}
-	st.pending -= len(batch)
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, c := range batch {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":"%d",`, c.id)
-		if c.err != nil {
-			msg, _ := json.Marshal(c.err.Error())
-			fmt.Fprintf(&b, `"ok":false,"error":%s}`, msg)
-		} else {
-			b.WriteString(`"ok":true,"value":`)
-			b.Write(c.value)
-			b.WriteByte('}')
-		}
-	}
-	b.WriteByte(']')
-	return b.String(), nil
-}
-
-func hostSettle(ctx context.Context, args []string) (string, error) {
-	st := state(ctx)
-	if len(args) != 2 || st.settled {
+	kind, ok := shortArg(args, 0, 8)
+	if args.Len() != 2 || !ok || st.settled {
 		return "", nil // a forged or repeated settle changes nothing
 	}
 	st.settled = true
-	switch args[0] {
+	switch kind {
 	case "ok":
-		if len(args[1]) > st.opts.MaxResultBytes {
-			return "", wasm.NewLimitError(wasm.LimitResult, uint64(st.opts.MaxResultBytes), uint64(len(args[1])))
+		if size := args.Bytes(1); size > st.opts.MaxResultBytes {
+			return "", wasm.NewLimitError(wasm.LimitResult, uint64(st.opts.MaxResultBytes), uint64(size))
 		}
-		st.value = json.RawMessage(args[1])
+		value := json.RawMessage(args.String(1))
+		if !json.Valid(value) {
+			// The prelude always settles with JSON.stringify's output; anything else was forged by the script.
+			st.scriptErr = &wasm.ScriptError{Name: "TypeError", Message: "the result did not come from the sandbox's own settle: it is not JSON"}
+			return "", nil
+		}
+		st.value = value
 	default:
+		// The prelude cuts the message and the stack before encoding them; a larger info was forged.
+		if args.Bytes(1) > 4*2*maxErrorTextChars+256 {
+			st.scriptErr = &wasm.ScriptError{Name: "Error", Message: "Uncaught exception (too large to show)"}
+			return "", nil
+		}
 		var info struct{ Name, Message, Stack string }
-		_ = json.Unmarshal([]byte(args[1]), &info)
+		_ = json.Unmarshal([]byte(args.String(1)), &info)
 		st.scriptErr = wasm.ClassifyScriptError(ctx,
 			&wasm.ScriptError{Name: info.Name, Message: info.Message, Stack: info.Stack, Line: wasm.LineOf(info.Stack)})
 	}
@@ -359,26 +331,37 @@ func hostSettle(ctx context.Context, args []string) (string, error) {
 
 // hostIdle ends the run once the result is known and no call is outstanding, even if the script left timers
 // behind. It is scheduled after the microtask queue drains, so callbacks of the last calls have run.
-func hostIdle(ctx context.Context, _ []string) (string, error) {
+func hostIdle(ctx context.Context, _ *wasm.Args) (string, error) {
 	st := state(ctx)
-	if st.settled && st.pending == 0 {
+	if st.settled && st.calls.outstanding() == 0 {
 		return "", wasm.ErrStop
 	}
 	return "", nil
 }
 
-// drain waits for bridge calls still running after the guest stopped: at once when the run ended normally, up
-// to callGrace after their context was cancelled when it did not.
-func (st *runState) drain() {
-	finished := make(chan struct{})
-	go func() {
-		st.inflight.Wait()
-		close(finished)
-	}()
-	select {
-	case <-finished:
-	case <-time.After(callGrace):
+// maxErrorTextChars is how many characters of an uncaught exception's message, and of its stack, the prelude
+// passes to the host; the host cuts them again in bytes (cutErrorText).
+const maxErrorTextChars = 16 << 10
+
+// cutErrorText bounds an exception's message and stack: together they stand in for the result, so they count
+// against the result limit, and neither exceeds 16 KiB (a stack that long is already unreadable).
+func cutErrorText(e *wasm.ScriptError, maxResult int) {
+	budget := min(maxResult, 2*maxErrorTextChars)
+	e.Message = cutString(e.Message, min(budget/2, maxErrorTextChars))
+	e.Stack = cutString(e.Stack, min(budget-len(e.Message), maxErrorTextChars))
+}
+
+// cutString cuts s to at most n bytes at a character boundary, marking the cut.
+func cutString(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
+	const room = 32 // for the marker
+	keep := max(n-room, 0)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return wasm.CutText(s[:keep], len(s))
 }
 
 // toCodePositions rewrites an exception's positions from the wrapper script to the model's code (one line

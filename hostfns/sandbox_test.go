@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -389,27 +390,58 @@ func TestHostileScripts(t *testing.T) {
 func TestTamperingCannotBypassTheBridge(t *testing.T) {
 	b := &fakeBridge{}
 	res, err := run(t, `
-		const out = [];
+		const out = {};
 		openclaw.tools.call = async () => 'hijacked';
 		openclaw.tools = {};
 		globalThis.openclaw = {};
-		out.push(openclaw.tools.call.name === 'call' ? 'intact' : 'replaced');
-		Promise.prototype.then = function () { out.push('then-hijack'); return this };
-		Function.prototype.call = function () { out.push('call-hijack') };
+		out.frozen = openclaw.tools.call.name;
+		out.raw = [typeof __ts_log, typeof __ts_start, typeof __ts_wait, typeof __ts_settle, typeof __ts_idle,
+			typeof __ts_boot, typeof globalThis.__ts_start, Object.getOwnPropertyNames(globalThis).filter(n => n.startsWith('__ts'))];
+		Promise.prototype.then = function () { out.then = 'hijacked'; return this };
+		Function.prototype.call = function () { out.fcall = 'hijacked' };
 		JSON.parse = () => ({hijacked: true});
 		Map.prototype.get = () => undefined;
-		out.push(typeof __ts_start, typeof __ts_boot, typeof __ts_wait);
 		const r = await openclaw.tools.call('openclaw:core:web_search', {q: 1});
-		out.push(r.tool);
+		out.tool = r.tool;
 		return out`, b, nil)
 	require.NoError(t, err)
-	var out []any
+	var out struct {
+		Frozen string
+		Raw    []any
+		Tool   string
+		Then   string
+		Fcall  string
+	}
 	require.NoError(t, json.Unmarshal(res.Value, &out))
-	assert.Contains(t, out, "intact", "openclaw and openclaw.tools are frozen")
-	assert.Contains(t, out, "undefined", "raw host functions are not reachable")
-	assert.Contains(t, out, "openclaw:core:web_search", "the prelude keeps working with hijacked built-ins")
+	assert.Equal(t, "call", out.Frozen, "openclaw and openclaw.tools are frozen")
+	assert.Equal(t, []any{"undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined", []any{}},
+		out.Raw, "no raw host function, nor the boot hook, is reachable from the script")
+	assert.Equal(t, "openclaw:core:web_search", out.Tool, "the prelude keeps working with hijacked built-ins")
 	// The single call the script made went through the bridge like any other.
 	assert.Equal(t, []string{`call openclaw:core:web_search {"q":1}`}, b.seen())
+}
+
+// An index setter on Array.prototype used to catch the argument lists the prelude built for host calls: it padded
+// one console.log with 65,000 references to a 1 MiB string (3.8 GiB of host memory), or pointed the call at the
+// settle function so that console.log settled the run with text that is not JSON.
+func TestArrayPrototypeSettersCannotReachHostCalls(t *testing.T) {
+	// The old prelude assigned a host call's arguments at indices 4 and up.
+	for i := 4; i < 8; i++ {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			res, err := run(t, fmt.Sprintf(`
+				let seen = 0;
+				Object.defineProperty(Array.prototype, %[1]d, {
+					set(v) { seen++; this.length = 70000; this.fill('x'.repeat(1 << 20), 6); this[0] = 3 },
+					get() { return undefined }, configurable: true,
+				});
+				console.log('not json {');
+				const r = await openclaw.tools.search('q');
+				return {seen, hits: r.length}`, i), nil, nil)
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"seen":0,"hits":1}`, string(res.Value), "the setter never saw a host call's arguments")
+			assert.Equal(t, []string{"not json {"}, res.Logs)
+		})
+	}
 }
 
 func TestRunsAreIsolated(t *testing.T) {
