@@ -19,7 +19,7 @@ import (
 // session log, and is safe for concurrent use.
 func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 	r.mu.Lock()
-	closed := r.closed
+	closed := r.closing
 	r.mu.Unlock()
 	if closed {
 		return nil, ErrRunClosed
@@ -64,7 +64,7 @@ func (r *Run) unknownTool(name string) string {
 }
 
 func failed(msg string) *CallResult {
-	details, _ := json.Marshal(map[string]string{"error": msg})
+	details, _ := marshalJSON(map[string]string{"error": msg})
 	return &CallResult{Content: msg, Details: details, IsError: true}
 }
 
@@ -137,7 +137,7 @@ func outcomeResult(out *outcome) *CallResult {
 		res := failed(out.failure)
 		if out.blocked {
 			res.Blocked = true
-			res.Details, _ = json.Marshal(map[string]any{"error": out.failure, "blocked": true})
+			res.Details, _ = marshalJSON(map[string]any{"error": out.failure, "blocked": true})
 		}
 		return res
 	}

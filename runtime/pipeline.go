@@ -134,12 +134,18 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		out.failure, out.blocked = fmt.Sprintf("Tool call blocked: %s is not allowed by policy.", id), true
 		return out, nil
 	}
+	if err := ctxEnded(ctx); err != nil {
+		return out, err
+	}
 	if msg := unavailable(tool); msg != "" {
 		out.failure = msg
 		return out, nil
 	}
 	if msg, err := r.approval(ctx, tool, &inv); msg != "" || err != nil {
 		out.failure, out.blocked = msg, true
+		return out, err
+	}
+	if err := ctxEnded(ctx); err != nil {
 		return out, err
 	}
 	for i, h := range r.rt.hooks {
@@ -156,8 +162,8 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 				out.failure, out.blocked = fmt.Sprintf("Tool call blocked: before_tool_call hook %d returned arguments that are not valid JSON.", i), true
 			}
 		}
-		if out.blocked {
-			return out, ctx.Err()
+		if err := ctxEnded(ctx); err != nil || out.blocked {
+			return out, err
 		}
 	}
 
@@ -189,6 +195,10 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		}
 	}
 
+	// Validation can take a while on large arguments: the last look at the clock is right before the tool.
+	if err := ctxEnded(ctx); err != nil {
+		return out, err
+	}
 	res, err := callHandler(ctx, tool, inv.Arguments)
 	if err != nil {
 		if ended := ctxEnded(ctx); ended != nil {

@@ -421,9 +421,15 @@ func TestFailClosed(t *testing.T) {
 			case runtime.ModeTools:
 				res = execute(t, run, "1", runtime.ToolCallName, map[string]any{"id": "traced", "args": map[string]string{"marker": "x"}})
 			case runtime.ModeCode:
-				_, cr := runCode(t, run, "1", `try { await openclaw.tools.call("traced", {marker: "x"}); return "ran" } catch (e) { return e.message }`)
+				// The block reaches the script as a rejection, and the transcript carries the pipeline's own
+				// result for the hidden call: that result is what the assertions below check.
+				codeRes, cr := runCode(t, run, "1", `try { await openclaw.tools.call("traced", {marker: "x"}); return "ran" } catch (e) { return e.message }`)
 				assert.JSONEq(t, `"Tool call blocked: denied by operator."`, string(cr.Value))
-				res = &runtime.CallResult{Blocked: run.Telemetry().Calls[0].Blocked, Content: "Tool call blocked: denied by operator.", IsError: true}
+				require.Len(t, codeRes.Hidden, 1, "the blocked call is in the transcript")
+				res = &codeRes.Hidden[0].Result
+				tel := run.Telemetry()
+				require.Len(t, tel.Calls, 1)
+				assert.True(t, tel.Calls[0].Blocked)
 			}
 			assert.True(t, res.Blocked, mode)
 			assert.True(t, res.IsError, mode)

@@ -92,6 +92,9 @@ type Run struct {
 	searches, describes, calls atomic.Int64
 	seq                        atomic.Int64 // numbers hidden calls
 
+	closeOnce sync.Once
+	closeErr  error
+
 	mu          sync.Mutex // guards the fields below
 	callLog     []CallRecord
 	repairs     []Repair
@@ -99,7 +102,8 @@ type Run struct {
 	usage       SandboxUsage
 	requests    []RequestStats
 	records     []Record
-	closed      bool
+	closing     bool // Close has begun: no new Execute
+	closed      bool // run_end is written: no record after it
 	flushErrs   []error
 }
 
@@ -388,13 +392,18 @@ func (r *Run) runInfo() *RunInfo {
 
 // Close ends the run: it writes the run_end record with the run's telemetry and flushes its records to the
 // session log. A run scoped only by RunID drops its catalog from the cache, since no later run can reuse it.
-// Close is idempotent; Execute fails with ErrRunClosed afterwards.
+// Close is idempotent, also when called from several goroutines at once: exactly one run_end is written, and the
+// others wait for it and return the same error. Execute fails with ErrRunClosed afterwards, and a record that
+// arrives later (a tool that ignored its cancelled context and finished after its run) is not written after
+// run_end: it is reported to the runtime's logger instead.
 func (r *Run) Close() error {
+	r.closeOnce.Do(func() { r.closeErr = r.close() })
+	return r.closeErr
+}
+
+func (r *Run) close() error {
 	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
+	r.closing = true // Execute refuses from now on; records still land before run_end
 	r.mu.Unlock()
 	t := r.Telemetry()
 	r.record(Record{Type: RecordRunEnd, Telemetry: &t})

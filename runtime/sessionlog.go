@@ -126,8 +126,15 @@ func (r *Run) record(rec Record) {
 	rec.SessionID, rec.RunID, rec.AgentID = r.req.SessionID, r.req.RunID, r.req.AgentID
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		// run_end is the last record of a run. Only work that outlived its run gets here (a tool that ignored
+		// its cancelled context); the log says so instead of the session log contradicting itself.
+		r.rt.log.Warn("tool search: a record arrived after its run ended and is not in the session log",
+			"session", r.req.SessionID, "run", r.req.RunID, "type", rec.Type)
+		return
+	}
 	r.records = append(r.records, rec)
-	if r.closed || len(r.records) >= recordBatch {
+	if len(r.records) >= recordBatch {
 		batch := r.records
 		r.records = nil
 		if err := r.writeLocked(batch); err != nil {
