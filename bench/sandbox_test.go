@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -206,16 +207,15 @@ func (b blockingBridge) Call(ctx context.Context, _ string, args json.RawMessage
 	return args, nil
 }
 
-// liveSandboxBytes starts n runs that each park in a bridge call, and measures the Go heap they hold.
+// liveSandboxBytes starts n runs that each park in a bridge call, and measures the resident memory they hold.
 func liveSandboxBytes(tb testing.TB, n int) float64 {
 	s := sandbox(tb)
 	bridge := blockingBridge{started: make(chan struct{}, n), release: make(chan struct{})}
-	var before, during runtime.MemStats
-	// Two collections: sync.Pool keeps released memory arrays through one (its victim cache), and a baseline
-	// that still holds them would hide the arrays the live runs take back.
+	// Two collections: sync.Pool keeps released memory through one (its victim cache), and a baseline that still
+	// held it would hide what the live runs take back. FreeOSMemory returns the freed heap to the OS.
 	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	debug.FreeOSMemory()
+	before := residentBytes()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
@@ -229,21 +229,21 @@ func liveSandboxBytes(tb testing.TB, n int) float64 {
 		<-bridge.started
 	}
 	runtime.GC()
-	runtime.ReadMemStats(&during)
+	debug.FreeOSMemory()
+	during := residentBytes()
 	close(bridge.release)
 	wg.Wait()
 	for _, err := range errs {
 		require.NoError(tb, err)
 	}
-	held := float64(during.HeapInuse+during.StackInuse) - float64(before.HeapInuse+before.StackInuse)
-	return held / float64(n)
+	return float64(during-before) / float64(n)
 }
 
 func TestLiveSandboxMemoryTwin(t *testing.T) {
 	perRun := liveSandboxBytes(t, 20)
 	t.Logf("%.2f MiB per live sandbox", perRun/(1<<20))
 	// Each live run holds at least its linear memory (the 1.3 MiB snapshot): a figure below that means the
-	// measurement missed memory (for example arrays the pool kept alive across the baseline).
+	// measurement missed memory (linear memory outside the Go heap, or buffers a pool kept across the baseline).
 	assert.GreaterOrEqual(t, perRun, float64(1<<20), "the measurement sees the live runs' memory")
 }
 
