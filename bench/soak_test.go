@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,19 +73,6 @@ func openFiles(t *testing.T) int {
 	return len(entries)
 }
 
-func rssBytes(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
-}
 
 func TestSoakSandbox(t *testing.T) {
 	runs := 100_000
@@ -130,7 +116,7 @@ func TestSoakSandbox(t *testing.T) {
 	// mark of four memory bombs running at once.
 	debug.FreeOSMemory()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	filesBefore, rssBefore := openFiles(t), rssBytes(t)
+	filesBefore, rssBefore := openFiles(t), residentBytes()
 	start := time.Now()
 
 	var next, failures atomic.Int64
@@ -155,7 +141,7 @@ func TestSoakSandbox(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	debug.FreeOSMemory()
-	filesAfter, rssAfter := openFiles(t), rssBytes(t)
+	filesAfter, rssAfter := openFiles(t), residentBytes()
 	t.Logf("%d runs (%d hostile) in %v: %.0f runs/s; RSS %d MiB → %d MiB; open files %d → %d",
 		runs, runs/10, elapsed.Round(time.Second), float64(runs)/elapsed.Seconds(),
 		rssBefore>>20, rssAfter>>20, filesBefore, filesAfter)
