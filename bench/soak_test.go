@@ -73,7 +73,6 @@ func openFiles(t *testing.T) int {
 	return len(entries)
 }
 
-
 func TestSoakSandbox(t *testing.T) {
 	runs := 100_000
 	if s := os.Getenv("SOAK_RUNS"); s != "" {

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/toolsearch/toolsearch/internal/textcut"
 	"github.com/toolsearch/toolsearch/wasm"
 )
 
@@ -357,11 +357,7 @@ func cutString(s string, n int) string {
 		return s
 	}
 	const room = 32 // for the marker
-	keep := max(n-room, 0)
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
-	return wasm.CutText(s[:keep], len(s))
+	return wasm.CutText(textcut.Prefix(s, n-room), len(s))
 }
 
 // toCodePositions rewrites an exception's positions from the wrapper script to the model's code (one line

@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // RunOptions are the per-run limits. The zero value (or nil) uses the defaults.
@@ -508,24 +509,10 @@ func (r *run) throw(jsContext uint32, msg string) uint64 {
 // limit bytes of it out of the guest (cut at a character boundary). size is the whole string's length.
 func (r *run) toStringMax(v uint64, limit int) (s string, size int) {
 	packed, addr, n := r.cString(v)
-	take := min(int(n), limit)
-	b, _ := r.mod.Memory().Read(addr, uint32(take))
-	s = string(b[:validPrefix(b)])
+	view, _ := r.mod.Memory().Read(addr, n) // a view of guest memory: only the prefix is copied
+	s = string(textcut.Prefix(view, limit))
 	r.freeCString(packed, addr)
 	return s, int(n)
-}
-
-// validPrefix is the length of b without a UTF-8 sequence cut short at its end.
-func validPrefix(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(b)
 }
 
 // maxErrorTextBytes bounds each text of an exception (message, stack) the host copies out of the guest.
