@@ -16,6 +16,7 @@ import (
 
 const searchUsage = `usage: toolsearch search (--catalog FILE | --mcp-config FILE) [--limit N] [--json] QUERY
        toolsearch search (--catalog FILE | --mcp-config FILE) --batch QUERIES.jsonl [--limit N]
+       toolsearch search (--catalog FILE | --mcp-config FILE) --model-view [--limit N] QUERY
 
 Ranks the tools of a catalog file, or of the MCP servers of a config file, for a query, the way the model's
 search does.
@@ -24,10 +25,15 @@ Catalog file entries with "server" get ids mcp:<server>:<name>, the others openc
 has one {"query": "..."} object per line (other fields are ignored; "-" reads standard input); each query prints
 one JSON line {"query":...,"hits":[{"id":...,"name":...,"score":...},...]}.
 
+--model-view prints exactly the text the model's tool_search returns in tools mode: the same hits, limits
+(searchDefaultLimit, maxSearchLimit, maxResultBytes of the --mcp-config file's tools.toolSearch, else the
+defaults) and JSON, so you can see what your model sees and pays for.
+
 flags:
 ` + toolSourceFlags + `  --limit N           hits per query (default 8, at most 50)
   --json              print the single query's result as one JSON line
   --batch FILE        run every query of a JSON Lines file
+  --model-view        print what the model's tool_search returns for QUERY
 `
 
 // cliMaxLimit lets evaluation runs ask for more hits than a model may (runtime.MaxMaxSearchLimit, the highest
@@ -54,6 +60,7 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	limit := fs.Int("limit", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	batch := fs.String("batch", "", "")
+	modelView := fs.Bool("model-view", false, "")
 
 	// Flags may come after the query words too ("search --catalog f.json take screenshot --limit 3").
 	var words []string
@@ -82,6 +89,11 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return searchUsageError(stderr, "a QUERY or --batch is required")
 	case *limit < 0:
 		return searchUsageError(stderr, catalog.ErrInvalidLimit.Error())
+	case *modelView && (*batch != "" || *asJSON):
+		return searchUsageError(stderr, "--model-view prints one query's result as the model sees it: no --batch or --json")
+	}
+	if *modelView {
+		return searchModelView(ctx, source, query, *limit, stdout, stderr)
 	}
 
 	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
