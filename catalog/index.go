@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/sahilm/fuzzy"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // The fields of a tool the ranker reads. The name is split like any text ("browser_take_screenshot" → browser,
@@ -253,9 +255,7 @@ type queryGroup struct {
 
 // parseQuery analyzes a query into groups, and finds the tools it names exactly.
 func (ix *index) parseQuery(q string) (groups []queryGroup, exact []uint32) {
-	if len(q) > maxQueryBytes {
-		q = q[:maxQueryBytes]
-	}
+	q = textcut.Prefix(q, maxQueryBytes)
 	exact = ix.exactMatches(q)
 	seen := make(map[string]bool)
 	splitWords(q, func(w string) { ix.addGroup(&groups, seen, w) })

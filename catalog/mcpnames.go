@@ -1,6 +1,10 @@
 package catalog
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
+)
 
 // Bounds of MCP safe names. Providers accept function names of [A-Za-z0-9_-]{1,64}; a model that calls
 // an MCP tool directly sees "<server>__<tool>", so that whole name must fit, and a long server name must not eat
@@ -26,7 +30,7 @@ func SafeMCPNames(server string, toolNames []string) (safeServer string, safeToo
 		s := base
 		for n := 2; used[s]; n++ {
 			suffix := "-" + strconv.Itoa(n)
-			s = base[:min(len(base), room-len(suffix))] + suffix
+			s = textcut.Prefix(base, room-len(suffix)) + suffix
 		}
 		used[s] = true
 		safeTools[i] = s

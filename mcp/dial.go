@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // dialConfigured opens the transport a ServerConfig describes.
@@ -400,7 +402,7 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > stderrTailBytes {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-stderrTailBytes:]...)
+		t.buf = append(t.buf[:0], textcut.Suffix(t.buf, stderrTailBytes)...)
 	}
 	if t.forward != nil {
 		t.partial = append(t.partial, p...)
@@ -433,7 +435,7 @@ func (t *stderrTail) lastLine() string {
 	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
 	line := strings.TrimSpace(lines[len(lines)-1])
 	if len(line) > 300 {
-		line = line[:300] + "..."
+		line = textcut.Prefix(line, 300) + "..."
 	}
 	return line
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // Defaults of Options.
@@ -222,7 +223,7 @@ func uniqueSourceNames(names []string) []string {
 		s := base
 		for n := 2; used[s]; n++ {
 			suffix := fmt.Sprintf("-%d", n)
-			s = base[:min(len(base), catalog.MaxMCPServerName-len(suffix))] + suffix
+			s = textcut.Prefix(base, catalog.MaxMCPServerName-len(suffix)) + suffix
 		}
 		used[s] = true
 		out[i] = s

@@ -7,12 +7,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/textcut"
 	"github.com/toolsearch/toolsearch/signatures"
 )
 
@@ -219,11 +219,7 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n - len("...")
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
+	return textcut.Prefix(s, n-len("...")) + "..."
 }
 
 // valueAt follows a JSON pointer into a decoded value.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // Bounds of directory mode: one line per trusted tool, the whole directory small enough for any system prompt.
@@ -101,13 +101,10 @@ func directoryLine(t *catalog.Tool) (string, bool) {
 	if directoryIdentifier(t.SourceName) {
 		owner = " (" + t.SourceName + ")"
 	}
-	desc := strings.Join(strings.Fields(t.Description), " ")
+	// Collapsed and cut after a whole word; only what can be shown is read, however long the description.
+	desc := textcut.WordsRunes(t.Description, MaxDirectoryDescription, "...")
 	if desc == "" {
 		desc = "No description."
-	}
-	if utf8.RuneCountInString(desc) > MaxDirectoryDescription {
-		cut := []rune(desc)[:MaxDirectoryDescription-3]
-		desc = strings.TrimRight(string(cut), " ") + "..."
 	}
 	return "- " + t.Name + owner + ": " + desc, true
 }

@@ -658,7 +658,11 @@ type boundedBuffer struct {
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
 	if room := b.limit - len(b.buf); room > 0 {
-		b.buf = append(b.buf, p[:min(room, len(p))]...)
+		kept := textcut.Prefix(p, room)
+		b.buf = append(b.buf, kept...)
+		if len(kept) < len(p) {
+			b.limit = len(b.buf) // full: a later, shorter write must not fill the gap a cut character left
+		}
 	}
 	return len(p), nil
 }

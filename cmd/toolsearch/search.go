@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 const searchUsage = `usage: toolsearch search (--catalog FILE | --mcp-config FILE) [--limit N] [--json] QUERY
@@ -203,7 +204,7 @@ func firstLine(s string, n int) string {
 		s = s[:i]
 	}
 	if len(s) > n {
-		s = s[:n-3] + "..."
+		s = textcut.Prefix(s, n-len("...")) + "..."
 	}
 	return s
 }

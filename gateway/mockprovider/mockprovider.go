@@ -20,6 +20,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // ResultMarker is the text the scenario's tools put in their results; a tool result containing it ends the
@@ -352,5 +354,5 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "..."
+	return textcut.Prefix(s, n) + "..."
 }

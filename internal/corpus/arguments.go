@@ -6,6 +6,8 @@ import (
 	"math"
 	"regexp/syntax"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // Arguments generates arguments for a tool from its input schema the way a careful model would write them: every
@@ -230,8 +232,8 @@ func stringValue(s map[string]any) string {
 	if n := int(number(s["minLength"], 0)); len(v) < n {
 		v += strings.Repeat("x", n-len(v))
 	}
-	if n, ok := s["maxLength"]; ok && len(v) > int(number(n, 0)) {
-		v = v[:int(number(n, 0))]
+	if n, ok := s["maxLength"]; ok {
+		v = textcut.Prefix(v, int(number(n, 0)))
 	}
 	return v
 }

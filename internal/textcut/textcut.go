@@ -66,14 +66,30 @@ func isSpace(r rune) bool {
 // the result is longer than n bytes, cuts it at the last word boundary that leaves room for marker and appends
 // marker. A cut that would lose more than half of the room (one very long word) is made inside the word instead,
 // at a character boundary. The result is at most n bytes (at most n bytes of text and no marker when n cannot hold
-// the marker beside some text), and valid UTF-8: invalid bytes of s become U+FFFD. It reads only as much of s as it needs, so a
-// huge s costs no more than a short one.
+// the marker beside some text), and valid UTF-8: invalid bytes of s become U+FFFD. It reads only as much of s as
+// it needs, so a huge s costs no more than a short one.
 func Words(s string, n int, marker string) string {
+	return words(s, n, marker, false)
+}
+
+// WordsRunes is Words with n counted in characters instead of bytes (the marker's characters count too).
+func WordsRunes(s string, n int, marker string) string {
+	return words(s, n, marker, true)
+}
+
+func words(s string, n int, marker string, runes bool) string {
 	if n <= 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.Grow(min(len(s), n+utf8.UTFMax))
+	b.Grow(min(len(s), n*utf8.UTFMax))
+	size := 0 // of b, in bytes or characters
+	unit := func(r rune) int {
+		if runes {
+			return 1
+		}
+		return utf8.RuneLen(r) // U+FFFD, written for an invalid byte, is three
+	}
 	space := false
 	for _, r := range s {
 		if isSpace(r) {
@@ -82,30 +98,49 @@ func Words(s string, n int, marker string) string {
 		}
 		if space {
 			b.WriteByte(' ')
+			size++
 			space = false
 		}
 		b.WriteRune(r)
-		if b.Len() > n {
-			return cutWords(b.String(), n, marker)
+		if size += unit(r); size > n {
+			return cutWords(b.String(), n, marker, runes)
 		}
 	}
 	return b.String()
 }
 
-// cutWords cuts collapsed text that is longer than n bytes.
-func cutWords(s string, n int, marker string) string {
-	room := n - len(marker)
-	if room <= 0 {
-		return strings.TrimRight(Prefix(s, n), " ")
+// cutWords cuts collapsed text that is longer than n units (bytes, or characters when runes is set).
+func cutWords(s string, n int, marker string, runes bool) string {
+	measure := func(t string) int { return len(t) }
+	if runes {
+		measure = utf8.RuneCountInString
 	}
-	head := Prefix(s, room)
+	room := n - measure(marker)
+	if room <= 0 {
+		return strings.TrimRight(prefixUnits(s, n, runes), " ")
+	}
+	head := prefixUnits(s, room, runes)
 	// The cut is at a word boundary when the next character is a space or when head ends right before one.
 	if len(head) < len(s) && s[len(head)] != ' ' {
-		if i := strings.LastIndexByte(head, ' '); i >= room/2 {
+		if i := strings.LastIndexByte(head, ' '); i >= 0 && measure(head[:i]) >= room/2 {
 			head = head[:i]
 		}
 	}
 	return strings.TrimRight(head, " ") + marker
+}
+
+// prefixUnits is the prefix of s of at most n bytes, or n characters when runes is set.
+func prefixUnits(s string, n int, runes bool) string {
+	if !runes {
+		return Prefix(s, n)
+	}
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 // HeadTail bounds s to n bytes by keeping its beginning and its end, about two thirds and one third of the room,

@@ -83,6 +83,25 @@ func TestWords(t *testing.T) {
 	}
 }
 
+func TestWordsRunes(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"日本語の 説明文 です", 100, "日本語の 説明文 です"},
+		{"日本語の 説明文 です", 9, "日本語の..."},
+		{"日本語の説明文です abc", 9, "日本語の説明..."}, // no word boundary: cut at a character
+		{"Größe und Länge der Straße", 14, "Größe und..."},
+		{"abcdef", 3, "abc"},
+	}
+	for _, tc := range tests {
+		got := WordsRunes(tc.s, tc.n, "...")
+		assert.Equal(t, tc.want, got, "WordsRunes(%q, %d)", tc.s, tc.n)
+		assert.LessOrEqual(t, utf8.RuneCountInString(got), tc.n)
+	}
+}
+
 // A huge text costs what a short one does: Words stops reading once it has enough.
 func TestWordsReadsOnlyWhatItNeeds(t *testing.T) {
 	huge := strings.Repeat("описание инструмента ", 200_000) // ~7.6 MB
@@ -150,6 +169,16 @@ func FuzzCuts(f *testing.F) {
 		} else if n > len("…") {
 			require.True(t, strings.HasSuffix(w, "…"), "a cut is marked: %q", w)
 			require.True(t, strings.HasPrefix(collapsed, strings.TrimSuffix(w, "…")))
+		}
+
+		wr := WordsRunes(s, n, "...")
+		require.LessOrEqual(t, utf8.RuneCountInString(wr), max(n, 0))
+		require.True(t, utf8.ValidString(wr))
+		if utf8.RuneCountInString(collapsed) <= n {
+			require.Equal(t, collapsed, wr, "nothing is cut from text that fits")
+		} else if n > 3 {
+			require.True(t, strings.HasSuffix(wr, "..."), "a cut is marked: %q", wr)
+			require.True(t, strings.HasPrefix(collapsed, strings.TrimSuffix(wr, "...")))
 		}
 
 		ht := HeadTail(s, n, func(cut int) string { return fmt.Sprintf("[%d]", cut) })
