@@ -99,3 +99,25 @@ func TestCorpusEveryToolThroughThePipeline(t *testing.T) {
 		assert.False(t, c.IsError, c.ToolID)
 	}
 }
+
+// BenchmarkStartRunCorpus is the cold start of a tools-mode run over the 644 real tools in a fresh runtime: the
+// catalog is built and every input schema compiled (promise: well under a second).
+// TestCorpusEveryToolThroughThePipeline is its twin: the same run catalogs every tool and calls each one.
+func BenchmarkStartRunCorpus(b *testing.B) {
+	tools, err := catalog.ParseFile(corpus.CatalogFile())
+	require.NoError(b, err)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		rt, err := runtime.New(ctx, &runtime.Options{Config: runtime.Config{Enabled: true, Mode: runtime.ModeTools}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		run, err := rt.StartRun(ctx, runtime.RunRequest{RunID: "bench", Tools: tools})
+		if err != nil || run.Catalog().Len() != len(tools) {
+			b.Fatalf("%v, %d tools cataloged", err, run.Catalog().Len())
+		}
+		run.Close()
+		rt.Close(ctx)
+	}
+}

@@ -171,7 +171,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	if isNull(params) {
 		params = json.RawMessage(emptyObjectSchema)
 	}
-	in, err := r.rt.schemas.get("input", id, params)
+	in, err := r.rt.schemas.get(params)
 	if err != nil {
 		r.rt.log.Warn("tool search: tool has an invalid input schema", "tool", id, "error", err)
 		out.failure = fmt.Sprintf(`Tool "%s" has an invalid input schema.`, id)
@@ -188,7 +188,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	// already happened into a failure the model would retry.
 	var outSchema *jsonschema.Schema
 	if !isNull(tool.OutputSchema) {
-		if outSchema, err = r.rt.schemas.get("output", id, tool.OutputSchema); err != nil {
+		if outSchema, err = r.rt.schemas.get(tool.OutputSchema); err != nil {
 			r.rt.log.Warn("tool search: tool has an invalid outputSchema", "tool", id, "error", err)
 			out.failure = fmt.Sprintf(`Tool "%s" has an invalid outputSchema.`, id)
 			return out, nil

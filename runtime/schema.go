@@ -36,10 +36,10 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%w: %s", errRemoteRef, url)
 }
 
-// schemaCache compiles each schema once and keeps it, keyed by what it validates (input or output), the tool id
-// and a hash of the schema bytes: a tool rebuilt with a new schema under the same id never meets its old
-// contract. Compilation happens outside the lock, once per key, with a fresh Compiler each time (a shared
-// Compiler is not safe for concurrent use). The cache is bounded (least recently used out) and safe for
+// schemaCache compiles each schema once and keeps it, keyed by a hash of the schema bytes: a tool rebuilt with a
+// new schema never meets its old contract, and the many tools that share one schema (a plugin's, a server's)
+// share one compilation, since a compiled schema is immutable. Compilation happens outside the lock, once per
+// key, with a fresh Compiler each time (a shared Compiler is not safe for concurrent use). The cache is bounded (least recently used out) and safe for
 // concurrent use.
 type schemaCache struct {
 	mu      sync.Mutex
@@ -60,9 +60,9 @@ func newSchemaCache(maxEntries int) *schemaCache {
 }
 
 // get returns the compiled schema for raw; an error means raw is not a usable JSON Schema.
-func (c *schemaCache) get(kind, toolID string, raw json.RawMessage) (*jsonschema.Schema, error) {
+func (c *schemaCache) get(raw json.RawMessage) (*jsonschema.Schema, error) {
 	sum := sha256.Sum256(raw)
-	key := kind + "\x00" + toolID + "\x00" + hex.EncodeToString(sum[:])
+	key := hex.EncodeToString(sum[:])
 
 	c.mu.Lock()
 	e, ok := c.entries.Get(key)
@@ -78,8 +78,8 @@ func (c *schemaCache) get(kind, toolID string, raw json.RawMessage) (*jsonschema
 
 // checkInput compiles a tool's input schema into the cache, for catalog.Options.CheckSchema: a tool is only
 // cataloged when its calls can be validated, and its calls then find the schema compiled.
-func (c *schemaCache) checkInput(toolID string, schema json.RawMessage) error {
-	_, err := c.get("input", toolID, schema)
+func (c *schemaCache) checkInput(_ string, schema json.RawMessage) error {
+	_, err := c.get(schema)
 	return err
 }
 
