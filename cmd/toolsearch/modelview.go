@@ -6,26 +6,19 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// searchModelView runs query as the model's tool_search in tools mode, through the runtime with the limits of the
-// source's config, and prints the text the model would get, byte for byte, and a newline. A search the runtime
-// refuses prints the refusal the model would read, and fails.
-func searchModelView(ctx context.Context, source toolSource, query string, limit int, stdout, stderr io.Writer) int {
+// searchModelView runs query as the model's tool_search in tools mode over the source's tools, through the
+// runtime with the limits of the source's config, and prints the text the model would get, byte for byte, and a
+// newline. A search the runtime refuses prints the refusal the model would read, and fails.
+func searchModelView(ctx context.Context, source toolSource, tools []catalog.Tool, query string, limit int, stdout, stderr io.Writer) int {
 	cfg, err := modelViewConfig(source)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitFailure
 	}
-	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
-	tools, release, err := source.load(loadCtx, stderr)
-	cancel()
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
-		return exitFailure
-	}
-	defer release()
 	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)

@@ -93,9 +93,6 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	case *modelView && (*batch != "" || *asJSON):
 		return searchUsageError(stderr, "--model-view prints one query's result as the model sees it: no --batch or --json")
 	}
-	if *modelView {
-		return searchModelView(ctx, source, query, *limit, stdout, stderr)
-	}
 
 	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
 	tools, release, err := source.load(loadCtx, stderr)
@@ -105,6 +102,9 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitFailure
 	}
 	defer release()
+	if *modelView {
+		return searchModelView(ctx, source, tools, query, *limit, stdout, stderr)
+	}
 	cat, err := catalog.New(tools, &catalog.Options{MaxSearchLimit: cliMaxLimit})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %s: %v\n", source.name(), err)
