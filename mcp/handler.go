@@ -24,8 +24,13 @@ type toolHandler struct {
 	remote string // the server's own name of the tool (the catalog has the safe one)
 }
 
-// Available reports why the tool cannot be called right now, or nil.
+// Available reports why the tool cannot be called right now, or nil. The tool of an idle lazy server is
+// available: the call is about to come, so its server starts now, while the pipeline asks for approval.
 func (h *toolHandler) Available() error {
+	if h.u.status().State == StateIdle {
+		h.u.wakeUp()
+		return nil
+	}
 	_, err := h.u.sessionFor(h.remote)
 	return err
 }
@@ -39,6 +44,9 @@ func (h *toolHandler) Available() error {
 //     ErrClosed or ErrUnavailable, at once;
 //   - ctx ended: ctx's error.
 func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.Result, error) {
+	if err := h.u.awaitStart(ctx); err != nil {
+		return nil, err
+	}
 	sess, sessCalls, err := h.u.callTarget(h.remote)
 	if err != nil {
 		return nil, err

@@ -252,11 +252,11 @@ type remoteTool struct {
 
 // remoteAnnotations are a tool's MCP annotations; a hint the server left out is nil.
 type remoteAnnotations struct {
-	Title           string `json:"title"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint"`
-	DestructiveHint *bool  `json:"destructiveHint"`
-	IdempotentHint  *bool  `json:"idempotentHint"`
-	OpenWorldHint   *bool  `json:"openWorldHint"`
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
 // parseCarrier turns a carrier back into the tool the server sent. A tool that did not come through the filter

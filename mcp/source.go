@@ -165,9 +165,10 @@ func (o *Options) resolve() options {
 }
 
 // New starts every enabled server of cfg in parallel and returns once each has connected and listed its tools
-// or failed its first attempt (each attempt is bounded by Options.StartTimeout), or when ctx ends. ctx bounds
-// only that wait: servers still starting then, and failed ones, keep being tried in the background until
-// Close. A server that fails never makes New fail; the error is reserved for an invalid config. The caller must
+// or failed its first attempt (each attempt is bounded by Options.StartTimeout or the server's StartTimeoutMs),
+// or when ctx ends; meanwhile the progress writer says which servers it is still waiting for. A lazy server with
+// cached tools is not waited for: it starts on first use. ctx bounds only that wait: servers still starting
+// then, and failed ones, keep being tried in the background until Close. A server that fails never makes New fail; the error is reserved for an invalid config. The caller must
 // Close the Source.
 func New(ctx context.Context, cfg *Config, opts *Options) (*Source, error) {
 	return newSource(ctx, cfg, opts, dialConfigured)
@@ -181,6 +182,9 @@ func newSource(ctx context.Context, cfg *Config, opts *Options, dial dialFunc) (
 		return nil, err
 	}
 	s := &Source{opts: opts.resolve(), changed: make(chan struct{})}
+	if s.opts.cacheDir == "" {
+		s.opts.cacheDir = defaultSchemaCacheDir()
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 
 	var names []string
@@ -190,27 +194,57 @@ func newSource(ctx context.Context, cfg *Config, opts *Options, dial dialFunc) (
 		}
 	}
 	sourceNames := uniqueSourceNames(names)
-	firsts := make([]chan struct{}, len(names))
 	for i, name := range names {
-		u := newUpstream(s, name, sourceNames[i], cfg.Servers[name], dial)
-		s.servers = append(s.servers, u)
-		firsts[i] = make(chan struct{})
+		s.servers = append(s.servers, newUpstream(s, name, sourceNames[i], cfg.Servers[name], dial))
 	}
 	if len(names) > 0 {
 		s.progressf("mcp: starting %d server(s): %s", len(names), strings.Join(names, ", "))
 	}
-	for i, u := range s.servers {
+	var waitFor []*upstream
+	for _, u := range s.servers {
+		if !u.cfg.Lazy || !u.startLazily() {
+			waitFor = append(waitFor, u)
+		}
 		s.wg.Add(1)
-		go u.supervise(firsts[i])
+		go u.supervise()
 	}
-	for _, first := range firsts {
-		select {
-		case <-first:
-		case <-ctx.Done():
-			return s, nil
+	s.awaitFirstAttempts(ctx, waitFor)
+	return s, nil
+}
+
+// firstProgressAfter is when New first says which servers it is still waiting for; it then says so again after
+// twice as long each time.
+const firstProgressAfter = 2 * time.Second
+
+// awaitFirstAttempts waits until each server's first attempt has finished or ctx ends, saying on the progress
+// writer which servers it is still waiting for, at growing intervals.
+func (s *Source) awaitFirstAttempts(ctx context.Context, servers []*upstream) {
+	began := time.Now()
+	interval := firstProgressAfter
+	tick := time.NewTimer(interval)
+	defer tick.Stop()
+	for _, u := range servers {
+		for waiting := true; waiting; {
+			select {
+			case <-u.first:
+				waiting = false
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				var names []string
+				for _, v := range servers {
+					select {
+					case <-v.first:
+					default:
+						names = append(names, v.name)
+					}
+				}
+				s.progressf("mcp: still starting after %s: %s", time.Since(began).Round(time.Second), strings.Join(names, ", "))
+				interval *= 2
+				tick.Reset(interval)
+			}
 		}
 	}
-	return s, nil
 }
 
 // uniqueSourceNames makes the server names safe ([A-Za-z0-9_-], at most 30 characters) and unique: two configured

@@ -42,9 +42,12 @@ type upstream struct {
 	dial       dialFunc
 	stderr     *stderrTail
 
-	relist  chan struct{} // tools/list_changed arrived; capacity 1, so a flood coalesces
-	suspect chan struct{} // a call timed out: is the server still there? capacity 1
-	done    chan struct{} // closed when supervise returns
+	relist   chan struct{} // tools/list_changed arrived; capacity 1, so a flood coalesces
+	suspect  chan struct{} // a call timed out: is the server still there? capacity 1
+	done     chan struct{} // closed when supervise returns
+	first    chan struct{} // closed when the first attempt has finished either way (at once for an idle server)
+	wake     chan struct{} // closed by the first use of an idle lazy server
+	wakeOnce sync.Once
 
 	mu        sync.Mutex
 	state     State
@@ -72,15 +75,24 @@ func newUpstream(s *Source, name, sourceName string, cfg ServerConfig, dial dial
 		relist:     make(chan struct{}, 1),
 		suspect:    make(chan struct{}, 1),
 		done:       make(chan struct{}),
+		first:      make(chan struct{}),
+		wake:       make(chan struct{}),
 		state:      StateStarting,
 	}
 }
 
-// supervise connects, serves and reconnects the server until the Source closes. first is closed when the first
-// attempt has finished either way, with its outcome already recorded.
-func (u *upstream) supervise(first chan struct{}) {
+// supervise connects, serves and reconnects the server until the Source closes. u.first is closed when the first
+// attempt has finished either way, with its outcome already recorded. An idle server's first attempt waits for
+// its first use.
+func (u *upstream) supervise() {
 	defer u.src.wg.Done()
 	defer close(u.done)
+	first := u.first
+	if u.status().State == StateIdle && !u.awaitIdle() {
+		u.setClosed()
+		u.closeFirst(first)
+		return
+	}
 	delay := u.src.opts.retryDelay
 	for {
 		sess, conn, err := u.connect()
@@ -170,13 +182,14 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 		u.stop(conn, time.Now())
 		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: u.explain(ctx, conn, err)}
 	}
-	tools, offered, err := u.list(ctx, sess)
+	l, err := u.list(ctx, sess)
 	if err != nil {
 		u.closeSession(sess, conn)
 		return nil, nil, &ServerError{Server: u.name, Op: "list tools", Err: u.explain(ctx, conn, err)}
 	}
 	took := time.Since(began)
-	u.adopt(tools, offered)
+	u.adoptListing(l)
+	tools := l.kept
 	u.mu.Lock()
 	u.state, u.session = StateReady, sess
 	u.calls, u.endCalls = context.WithCancel(u.src.ctx)
@@ -238,16 +251,16 @@ func (u *upstream) serve(sess *sdk.ClientSession, conn *dialed) error {
 			return &ServerError{Server: u.name, Op: "connection", Err: u.withExit(conn, err)}
 		case <-u.relist:
 			ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
-			tools, offered, err := u.list(ctx, sess)
+			l, err := u.list(ctx, sess)
 			cancel()
 			if err != nil {
 				u.closeSession(sess, conn)
 				return &ServerError{Server: u.name, Op: "list tools after tools/list_changed", Err: err}
 			}
-			if !u.adopt(tools, offered) {
+			if !u.adoptListing(l) {
 				continue // a notification that changed nothing: consumers keep their catalogs
 			}
-			u.src.progressf("mcp: %s: tools changed: %d tool(s)", u.name, len(tools))
+			u.src.progressf("mcp: %s: tools changed: %d tool(s)", u.name, len(l.kept))
 			u.src.notify()
 		case <-u.suspect:
 			ctx, cancel := context.WithTimeout(u.src.ctx, min(u.src.opts.callTimeout, 5*time.Second))
@@ -326,30 +339,32 @@ func (u *upstream) exited() bool {
 // list fetches every page of tools/list and maps the tools to catalog tools. Each page is reduced to the raw
 // definitions it keeps before the next one is asked for, so what a listing holds is bounded by MaxListingBytes
 // plus one page, whatever the server sends (see listing.go). It guards against pagination that never ends.
-func (u *upstream) list(ctx context.Context, sess *sdk.ClientSession) ([]catalog.Tool, map[string]bool, error) {
-	l := listing{u: u, offered: map[string]bool{}}
+func (u *upstream) list(ctx context.Context, sess *sdk.ClientSession) (*listing, error) {
+	l := newListing(u)
 	seenCursor := map[string]bool{}
 	params := &sdk.ListToolsParams{}
 	for page := 0; ; page++ {
 		res, err := sess.ListTools(ctx, params)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		full, err := l.addPage(res)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if full || res.NextCursor == "" {
 			break
 		}
 		if seenCursor[res.NextCursor] || page > MaxToolsPerServer {
-			return nil, nil, fmt.Errorf("tools/list pagination does not end (cursor %q repeats)", cutUTF8(res.NextCursor, 100))
+			return nil, fmt.Errorf("tools/list pagination does not end (cursor %q repeats)", cutUTF8(res.NextCursor, 100))
 		}
 		seenCursor[res.NextCursor] = true
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
-	return u.mapTools(l.kept), l.offered, nil
+	return l, nil
 }
+
+func newListing(u *upstream) *listing { return &listing{u: u, offered: map[string]bool{}} }
 
 // listing is one tools/list in progress: the tools kept so far, raw, and the bytes received and kept.
 type listing struct {
@@ -379,41 +394,51 @@ func (l *listing) addPage(res *sdk.ListToolsResult) (full bool, err error) {
 	}
 	for _, t := range res.Tools {
 		rt, err := parseCarrier(t)
-		switch {
-		case err != nil:
+		if err != nil {
 			u.src.progressf("mcp: %s: skipping tool %q: %v", u.name, cutUTF8(t.Name, maxDroppedName), err)
 			continue
-		case rt.Name == "":
-			u.src.progressf("mcp: %s: skipping a tool without a name", u.name)
-			continue
-		case l.offered[rt.Name]:
-			u.src.progressf("mcp: %s: skipping a second tool named %q", u.name, cutUTF8(rt.Name, maxDroppedName))
-			continue
 		}
-		if rt.InputSchema, err = compactSchema(rt.InputSchema, `{"type":"object"}`); err != nil {
-			u.src.progressf("mcp: %s: skipping tool %q: input schema: %v", u.name, cutUTF8(rt.Name, maxDroppedName), err)
-			continue
-		}
-		if rt.OutputSchema, err = compactSchema(rt.OutputSchema, ""); err != nil {
-			u.src.progressf("mcp: %s: skipping tool %q: output schema: %v", u.name, cutUTF8(rt.Name, maxDroppedName), err)
-			continue
-		}
-		if l.keptBytes+rt.size() > MaxListingBytes {
-			u.src.progressf("mcp: %s: the listing passed %d bytes; keeping the first %d tool(s)", u.name, MaxListingBytes, len(l.kept))
+		full, err := l.keep(rt)
+		if full {
+			u.src.progressf("mcp: %s: %v; keeping the first %d tool(s)", u.name, err, len(l.kept))
 			return true, nil
 		}
-		if len(l.kept) == MaxToolsPerServer {
-			u.src.progressf("mcp: %s: lists more than %d tools; keeping the first %d", u.name, MaxToolsPerServer, MaxToolsPerServer)
-			return true, nil
+		if err != nil {
+			u.src.progressf("mcp: %s: %v", u.name, err)
 		}
-		l.offered[rt.Name] = true
-		l.kept = append(l.kept, rt)
-		l.keptBytes += rt.size()
 	}
 	if l.received > MaxListingBytes && res.NextCursor != "" {
 		u.src.progressf("mcp: %s: the listing passed %d bytes; keeping the first %d tool(s)", u.name, MaxListingBytes, len(l.kept))
 		return true, nil
 	}
+	return false, nil
+}
+
+// keep adds one tool to the listing unless a rule drops it, and says why it did: a tool without a name, a
+// repeated name, an oversized schema. full means the listing reached MaxListingBytes or MaxToolsPerServer and
+// must stop (the tool is not kept).
+func (l *listing) keep(rt remoteTool) (full bool, err error) {
+	switch {
+	case rt.Name == "":
+		return false, errors.New("skipping a tool without a name")
+	case l.offered[rt.Name]:
+		return false, fmt.Errorf("skipping a second tool named %q", cutUTF8(rt.Name, maxDroppedName))
+	}
+	if rt.InputSchema, err = compactSchema(rt.InputSchema, `{"type":"object"}`); err != nil {
+		return false, fmt.Errorf("skipping tool %q: input schema: %w", cutUTF8(rt.Name, maxDroppedName), err)
+	}
+	if rt.OutputSchema, err = compactSchema(rt.OutputSchema, ""); err != nil {
+		return false, fmt.Errorf("skipping tool %q: output schema: %w", cutUTF8(rt.Name, maxDroppedName), err)
+	}
+	switch {
+	case l.keptBytes+rt.size() > MaxListingBytes:
+		return true, fmt.Errorf("the listing passed %d bytes", MaxListingBytes)
+	case len(l.kept) == MaxToolsPerServer:
+		return true, fmt.Errorf("lists more than %d tools", MaxToolsPerServer)
+	}
+	l.offered[rt.Name] = true
+	l.kept = append(l.kept, rt)
+	l.keptBytes += rt.size()
 	return false, nil
 }
 
@@ -464,6 +489,15 @@ func (u *upstream) mapTools(kept []remoteTool) []catalog.Tool {
 		})
 	}
 	return tools
+}
+
+// adoptListing makes a listing current, and refreshes the schema cache of a lazy server when it changed.
+func (u *upstream) adoptListing(l *listing) (changed bool) {
+	changed = u.adopt(u.mapTools(l.kept), l.offered)
+	if changed && u.cfg.Lazy {
+		u.saveCache(l.kept)
+	}
+	return changed
 }
 
 // adopt makes a new listing current and reports whether it differs from the one before. Tools whose remote name
