@@ -160,7 +160,7 @@ func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
 		fmt.Fprintf(stderr, "toolsearch config get: %s is not set in %s\n", key, path)
 		return exitFailure
 	}
-	printJSON(stdout, v)
+	printJSON(stdout, mcp.RedactConfigValue(key, v)) // header values may be secrets
 	return reportProblems(stderr, "get", f)
 }
 
@@ -221,7 +221,7 @@ func configSet(stdout, stderr io.Writer, path, key, value string) int {
 		return exitFailure
 	}
 	printWarnings(stderr, "toolsearch config set", warnings)
-	fmt.Fprintf(stdout, "%s = %s (%s)\n", key, raw, path)
+	fmt.Fprintf(stdout, "%s = %s (%s)\n", key, mcp.RedactConfigValue(key, raw), path)
 	return exitOK
 }
 

@@ -58,9 +58,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, err
 // policy and pipeline as the model's tool_describe and tool_call. prepare, when set, adjusts the tools before
 // they are cataloged. The returned release stops MCP servers; it runs after the runtime is closed.
 func openCatalogRun(ctx context.Context, f catalogFlags, progress io.Writer, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, func(), error) {
-	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
-	defer cancel()
-	tools, release, err := f.source.load(loadCtx, progress)
+	tools, release, err := f.source.load(ctx, progress)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -96,10 +96,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
 	}
-	for _, name := range selfReferences(servers) {
-		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: skipping server %q: it is this toolsearch, which would start itself again and again\n", name)
-		delete(servers.Servers, name)
+	if err := checkNesting(os.Getenv); err != nil {
+		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
+		return exitFailure
 	}
+	skipSelfReferences(stderr, "toolsearch mcp serve", servers)
 	if len(servers.Servers) == 0 {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, mcp.ConfigKey)
 	}
@@ -158,7 +159,7 @@ func selfReferences(cfg *mcp.Config) []string {
 func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, httpAddr string, verbose bool,
 	stdin io.Reader, stdout, stderr io.Writer) int {
 	level := slog.LevelWarn
-	srcOpts := &mcp.Options{Progress: stderr}
+	srcOpts := &mcp.Options{Progress: stderr, ChildEnv: childEnv()}
 	if verbose {
 		level = slog.LevelInfo
 		srcOpts.ServerStderr = stderr

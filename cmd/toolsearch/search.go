@@ -94,9 +94,7 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return searchUsageError(stderr, "--model-view prints one query's result as the model sees it: no --batch or --json")
 	}
 
-	loadCtx, cancel := context.WithTimeout(ctx, toolSourceTimeout)
-	tools, release, err := source.load(loadCtx, stderr)
-	cancel()
+	tools, release, err := source.load(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitFailure

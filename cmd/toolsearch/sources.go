@@ -17,17 +17,21 @@ import (
 // of a config file (--mcp-config, the same file `toolsearch mcp serve --config` reads).
 type toolSource struct {
 	catalogPath, mcpConfigPath string
+	startTimeout               time.Duration
 }
 
 const toolSourceFlags = `  --catalog FILE      catalog file: a JSON array of {name, description, inputSchema, outputSchema?, source?,
                       server?, label?}
   --mcp-config FILE   a config file with "mcpServers" (the shape MCP clients use); its servers are started and
-                      their tools listed (exactly one of --catalog and --mcp-config)
+                      their tools listed (exactly one of --catalog and --mcp-config); progress goes to stderr
+  --start-timeout D   with --mcp-config: how long to wait for the servers to start (e.g. 10s, 2m); servers not
+                      ready by then are left out (default: each server's startTimeoutMs, else 30s)
 `
 
 func (s *toolSource) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.catalogPath, "catalog", "", "")
 	fs.StringVar(&s.mcpConfigPath, "mcp-config", "", "")
+	fs.DurationVar(&s.startTimeout, "start-timeout", 0, "")
 }
 
 // errToolUsage marks a command-line mistake (exit 2) among the errors of loading tools.
@@ -40,6 +44,10 @@ func (s toolSource) check() error {
 		return fmt.Errorf("%w: --catalog or --mcp-config is required", errToolUsage)
 	case s.catalogPath != "" && s.mcpConfigPath != "":
 		return fmt.Errorf("%w: give --catalog or --mcp-config, not both", errToolUsage)
+	case s.startTimeout < 0:
+		return fmt.Errorf("%w: --start-timeout must be positive", errToolUsage)
+	case s.startTimeout > 0 && s.mcpConfigPath == "":
+		return fmt.Errorf("%w: --start-timeout applies to --mcp-config only", errToolUsage)
 	}
 	return nil
 }
@@ -74,7 +82,17 @@ func (s toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Too
 		return nil, nil, err
 	}
 	printWarnings(progress, "toolsearch: "+s.mcpConfigPath, lc.warnings)
-	src, err := mcp.New(ctx, lc.servers, &mcp.Options{Progress: progress})
+	if err := checkNesting(os.Getenv); err != nil {
+		return nil, nil, err
+	}
+	skipSelfReferences(progress, "toolsearch: "+s.mcpConfigPath, lc.servers)
+	opts := &mcp.Options{Progress: progress, ChildEnv: childEnv(), StartTimeout: s.startTimeout}
+	if s.startTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.startTimeout)
+		defer cancel()
+	}
+	src, err := mcp.New(ctx, lc.servers, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,12 +102,18 @@ func (s toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Too
 		_ = src.Close(ctx)
 	}
 	for _, st := range src.Status() {
-		if st.State != mcp.StateReady {
-			fmt.Fprintf(progress, "mcp server %q is unavailable: %v\n", st.Name, st.Err)
+		switch st.State {
+		case mcp.StateReady, mcp.StateIdle:
+		case mcp.StateStarting:
+			fmt.Fprintf(progress, "mcp server %q did not start within --start-timeout %s; its tools are left out\n", st.Name, s.startTimeout)
+		default:
+			reason := st.Err
+			var se *mcp.ServerError
+			if errors.As(reason, &se) {
+				reason = fmt.Errorf("%s: %w", se.Op, se.Err) // the line names the server already
+			}
+			fmt.Fprintf(progress, "mcp server %q is unavailable: %v\n", st.Name, reason)
 		}
 	}
 	return src.Tools(), release, nil
 }
-
-// toolSourceTimeout bounds how long a one-shot command waits for MCP servers to start.
-const toolSourceTimeout = time.Minute

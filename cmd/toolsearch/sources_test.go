@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +62,49 @@ func TestMCPConfigErrors(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, `mcp server "gone" is unavailable`)
 	assert.Equal(t, "no matching tools", strings.TrimSpace(stdout))
+}
+
+// A server that never answers: with --start-timeout the command waits that long, says what it is waiting for,
+// and answers from the servers that did start; a server's own startTimeoutMs bounds its attempts without a flag.
+func TestMCPConfigStartTimeout(t *testing.T) {
+	cfg := writeFile(t, "hung.json", fmt.Sprintf(`{"mcpServers": {
+  "hung": {"command": "sleep", "args": ["60"]},
+  "mail": {"command": %q, "args": ["-test.run=^$"], "env": {%q: "mail"}},
+}}`, os.Args[0], upstreamEnv))
+	began := time.Now()
+	code, stdout, stderr := runCLI(t, "", "search", "--mcp-config", cfg, "--start-timeout", "3s", "--json", "send an email")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Less(t, time.Since(began), 20*time.Second)
+	assert.Contains(t, stdout, "mcp:mail:send_email")
+	assert.Contains(t, stderr, "mcp: starting 2 server(s): hung, mail")
+	assert.Contains(t, stderr, "mcp: still starting after 2s: hung")
+	assert.Contains(t, stderr, `mcp server "hung" did not start within --start-timeout 3s; its tools are left out`)
+
+	perServer := writeFile(t, "hung.json", `{"mcpServers": {"hung": {"command": "sleep", "args": ["60"], "startTimeoutMs": 500}}}`)
+	code, _, stderr = runCLI(t, "", "describe", "--mcp-config", perServer, "anything")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, `mcp server "hung" is unavailable: start: no answer within 500ms`)
+
+	for _, args := range [][]string{
+		{"search", "--catalog", cfg, "--start-timeout", "1s", "x"},
+		{"call", "--mcp-config", cfg, "--start-timeout", "-1s", "x"},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Contains(t, stderr, "--start-timeout", args)
+	}
+}
+
+func TestCheckNesting(t *testing.T) {
+	require.NoError(t, checkNesting(func(string) string { return "" }))
+	err := checkNesting(func(name string) string {
+		if name == nestingEnv {
+			return "4242"
+		}
+		return ""
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refusing to start MCP servers")
+	assert.Contains(t, err.Error(), "pid 4242")
+	assert.Equal(t, strconv.Itoa(os.Getpid()), childEnv()[nestingEnv])
 }
