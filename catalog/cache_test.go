@@ -154,3 +154,17 @@ func TestCacheBound(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, reused)
 }
+
+// Options that decide which tools are cataloged are part of the fingerprint: a catalog built without a reserved
+// name or a schema check is never reused for a caller that has them.
+func TestFingerprintCoversCatalogingOptions(t *testing.T) {
+	fp := func(opts *Options) string {
+		c, err := New(sampleTools(), opts)
+		require.NoError(t, err)
+		return c.Fingerprint()
+	}
+	plain := fp(&Options{})
+	assert.NotEqual(t, plain, fp(&Options{ReservedNames: []string{"tool_call"}}))
+	assert.NotEqual(t, plain, fp(&Options{CheckSchema: func(string, json.RawMessage) error { return nil }}))
+	assert.Equal(t, plain, fp(&Options{}))
+}

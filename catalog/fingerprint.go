@@ -40,6 +40,8 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 	if opts != nil {
 		def, maxLimit := opts.limits()
 		writeField(h, fmt.Sprint(def, maxLimit))
+		writeField(h, strings.Join(opts.ReservedNames, "\x00"))
+		writeField(h, fmt.Sprint(opts.CheckSchema != nil))
 		if s := opts.Signatures; s != nil {
 			writeField(h, fmt.Sprint(s.MaxDepth, s.MaxProperties, s.MaxUnionVariants, s.MaxEnumValues, s.MaxChars))
 		}
