@@ -139,13 +139,14 @@ func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg ran
 		c.byID[e.id] = e
 		c.byName[t.Name] = append(c.byName[t.Name], e)
 		c.sources[t.Source]++
+		text := TextOf(t)
 		docs[i] = docText{
 			fields: [numFields]string{
-				fieldName:        t.Name,
-				fieldLabel:       t.Label,
-				fieldSource:      t.SourceName,
-				fieldDescription: textcut.Prefix(t.Description, maxDescribeText),
-				fieldParams:      paramText(t.Parameters),
+				fieldName:        text.Name,
+				fieldLabel:       text.Label,
+				fieldSource:      text.Source,
+				fieldDescription: text.Description,
+				fieldParams:      text.Parameters,
 			},
 			name: strings.ToLower(t.Name),
 			id:   strings.ToLower(e.id),

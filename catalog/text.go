@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // maxTokenBytes bounds one token: longer runs are base64, hashes or garbage, never words an agent types.
@@ -339,3 +341,34 @@ label tag
 metric metrics stats statistics analytics
 status state health
 `
+
+// SearchText is the text the index reads of one tool, field by field: what another ranker needs to index
+// exactly the same documents (the benchmark peers, or an embedding index kept beside the catalog).
+type SearchText struct {
+	Name, Label, Source, Description, Parameters string
+}
+
+// TextOf returns the text the index reads of t: its name, label, source name, description (bounded) and the
+// bounded text of its parameter schema.
+func TextOf(t *Tool) SearchText {
+	return SearchText{Name: t.Name, Label: t.Label, Source: t.SourceName,
+		Description: textcut.Prefix(t.Description, maxDescribeText), Parameters: paramText(t.Parameters)}
+}
+
+// String is all the fields in one text, for rankers with a single field.
+func (s SearchText) String() string {
+	return s.Name + "\n" + s.Label + "\n" + s.Source + "\n" + s.Description + "\n" + s.Parameters
+}
+
+// Words splits s into words as the index does (lowercased; at separators and camelCase boundaries; words of one
+// letter dropped) and drops stop words, without stemming: the query processing a plain ranker compared with
+// this one should get.
+func Words(s string) []string {
+	var out []string
+	splitWords(s, func(w string) {
+		if !isStopWord(w) {
+			out = append(out, w)
+		}
+	})
+	return out
+}
