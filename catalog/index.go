@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/sahilm/fuzzy"
 
@@ -46,7 +47,11 @@ type rankConfig struct {
 
 	lightVerb float32 // factor on light verbs of the query ("make", "take", "put")
 
-	noSynonyms, noPrefix, noFuzzy, noAbbreviations bool // ablations for the quality test
+	// coverageWords: a query with more matchable words than this gets a proportionally weaker coverage bonus.
+	coverageWords float32
+	idfCoverage   bool // words count towards coverage by their idf, not one each
+
+	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
 }
 
 func defaultRankConfig() rankConfig {
@@ -58,6 +63,8 @@ func defaultRankConfig() rankConfig {
 		prefixWeight:  0.6,
 		fuzzyWeight:   0.7,
 		coverage:      4,
+		coverageWords: 3,
+		idfCoverage:   true,
 		surface:       0.25,
 		lightVerb:     0.5,
 	}
@@ -246,11 +253,13 @@ type expansion struct {
 // queryGroup is one distinct query word and everything it expands to. A tool scores the best expansion of each
 // group, never the sum, so a word with many synonyms does not outweigh a word with none.
 type queryGroup struct {
-	word    string
-	exps    []expansion
-	hint    bool   // a weak signal that neither counts as a matched word nor as a word to match
-	surface uint32 // the "=word" term of the unstemmed query word, when some tool name has it
-	hasSurf bool
+	word      string // analyzed
+	raw       string // as written, lowercased
+	exps      []expansion
+	hint      bool   // a weak signal that neither counts as a matched word nor as a word to match
+	corrected bool   // exps are typo fixes
+	surface   uint32 // the "=word" term of the unstemmed query word, when some tool name has it
+	hasSurf   bool
 }
 
 // parseQuery analyzes a query into groups, and finds the tools it names exactly.
@@ -268,8 +277,9 @@ func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) 
 		return
 	}
 	seen[t] = true
-	g := queryGroup{word: t, exps: ix.expand(w, t)}
-	if ix.cfg.lightVerb < 1 && isLightVerb(t) {
+	g := queryGroup{word: t, raw: w}
+	g.exps, g.corrected = ix.expand(w, t)
+	if ix.cfg.lightVerb < 1 && (isLightVerb(t) || !ix.cfg.noFraming && isFramingWord(t)) {
 		for i := range g.exps {
 			g.exps[i].w *= ix.cfg.lightVerb
 		}
@@ -279,9 +289,8 @@ func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) 
 	*groups = append(*groups, g)
 }
 
-// expand maps one query word (raw and stemmed) to index terms.
-func (ix *index) expand(raw, t string) []expansion {
-	var exps []expansion
+// expand maps one query word (raw and stemmed) to index terms; corrected reports that they are typo fixes.
+func (ix *index) expand(raw, t string) (exps []expansion, corrected bool) {
 	add := func(id uint32, w float32) {
 		for i := range exps {
 			if exps[i].term == id {
@@ -317,9 +326,10 @@ func (ix *index) expand(raw, t string) []expansion {
 	if !ix.cfg.noFuzzy && !known && len(exps) == 0 {
 		for _, id := range ix.typoFixes(raw) {
 			add(id, ix.cfg.fuzzyWeight)
+			corrected = true
 		}
 	}
-	return exps
+	return exps, corrected
 }
 
 // prefixes calls fn with up to maxPrefixTerms of the shortest vocabulary terms that strictly extend p: an agent
@@ -465,7 +475,7 @@ func (ix *index) exactMatches(q string) []uint32 {
 	}
 	for _, field := range strings.Fields(q) {
 		w := strings.Trim(field, "`'\"“”‘’()[]{}<>,;!?.:")
-		quoted := strings.ContainsAny(field, "`\"“”")
+		quoted := isQuoted(strings.TrimRight(field, ",;!?.:)"))
 		if w == "" || !(quoted || identifierShaped(w)) {
 			continue
 		}
@@ -476,6 +486,17 @@ func (ix *index) exactMatches(q string) []uint32 {
 		}
 	}
 	return out
+}
+
+// isQuoted reports a word written between quotes or backticks: "name", `name`, “name”. A quote on one side only
+// is punctuation of the sentence ("… into a PDF now!" closing a quoted request), not a name.
+func isQuoted(field string) bool {
+	if len(field) < 2 {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(field)
+	last, _ := utf8.DecodeLastRuneInString(field)
+	return strings.ContainsRune("`\"“", first) && strings.ContainsRune("`\"”", last)
 }
 
 func identifierShaped(w string) bool {
@@ -511,7 +532,7 @@ func better(a, b scored) bool {
 type scratch struct {
 	acc      []float32 // total score per tool
 	group    []float32 // best expansion of the current group per tool
-	matched  []uint8   // groups matched per tool
+	matched  []float32 // weight of the groups matched per tool
 	touched  []uint32
 	gtouched []uint32
 }
@@ -523,7 +544,7 @@ func (ix *index) getScratch() *scratch {
 	return &scratch{
 		acc:     make([]float32, ix.n),
 		group:   make([]float32, ix.n),
-		matched: make([]uint8, ix.n),
+		matched: make([]float32, ix.n),
 	}
 }
 
@@ -536,9 +557,13 @@ func (ix *index) search(q string, limit int) []scored {
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
 
-	live := 0 // groups that match any tool: a word no tool has cannot tell tools apart
-	for _, g := range groups {
-		if len(g.exps) > 0 && !g.hint {
+	weights := ix.coverageWeights(groups)
+	var total float32 // coverage weight of all the query's words
+	live := 0         // words that match any tool and are not hints: a word no tool has cannot tell tools apart
+	for gi, g := range groups {
+		gw := weights[gi]
+		total += gw
+		if gw > 0 {
 			live++
 		}
 		for _, e := range g.exps {
@@ -568,7 +593,7 @@ func (ix *index) search(q string, limit int) []scored {
 			}
 			s.acc[d] += s.group[d]
 			if !g.hint {
-				s.matched[d]++
+				s.matched[d] += gw
 			}
 			s.group[d] = 0
 		}
@@ -576,10 +601,11 @@ func (ix *index) search(q string, limit int) []scored {
 	}
 
 	top := newTopK(limit)
-	ng := float32(max(live, 1))
+	ng := max(total, 1e-6)
+	strength := ix.coverageStrength(live)
 	for _, d := range s.touched {
-		cov := float32(s.matched[d]) / ng
-		score := s.acc[d] * (1 + ix.cfg.coverage*cov*cov)
+		cov := s.matched[d] / ng
+		score := s.acc[d] * (1 + strength*cov*cov)
 		top.push(scored{doc: d, score: score, exact: containsID(exact, d)})
 		s.acc[d], s.matched[d] = 0, 0
 	}
@@ -590,6 +616,49 @@ func (ix *index) search(q string, limit int) []scored {
 		}
 	}
 	return top.sorted()
+}
+
+// coverageWeights says how much each query word counts towards coverage: nothing for a word no tool has or a
+// hint. In a short query (up to coverageWords matchable words) every word is part of the need and counts 1. In a
+// long request the distinctive words carry the need ("sake", "sudoku") and the everyday ones ("new", "day")
+// mostly tell the story around it, so each word counts by its idf (of its best expansion; a corrected typo as
+// the word itself).
+func (ix *index) coverageWeights(groups []queryGroup) (w [maxQueryGroups]float32) {
+	n := 0
+	for i, g := range groups {
+		if len(g.exps) > 0 && !g.hint {
+			w[i] = 1
+			n++
+		}
+	}
+	if !ix.cfg.idfCoverage || float32(n) <= ix.cfg.coverageWords {
+		return w
+	}
+	for i, g := range groups {
+		if w[i] == 0 {
+			continue
+		}
+		w[i] = 0
+		for _, e := range g.exps {
+			sure := e.w
+			if g.corrected {
+				sure = 1 // a fixed typo is the word the user meant; a synonym is a guess at another word
+			}
+			w[i] = max(w[i], ix.idf[e.term]*sure)
+		}
+	}
+	return w
+}
+
+// coverageStrength is the coverage bonus for a query with n matchable words. In a short query every word is
+// part of the need, and a tool that misses one misses part of it; a long request is mostly context (who asks,
+// why, what happened before), and matching more of its words is weaker evidence. So past coverageWords words the
+// bonus shrinks in proportion.
+func (ix *index) coverageStrength(n int) float32 {
+	if c := ix.cfg.coverageWords; c > 0 && float32(n) > c {
+		return ix.cfg.coverage * c / float32(n)
+	}
+	return ix.cfg.coverage
 }
 
 // topK keeps the best k results seen, as a min-heap on better.

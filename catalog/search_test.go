@@ -69,6 +69,25 @@ func TestExactNameAlwaysFirst(t *testing.T) {
 	assert.ElementsMatch(t, []string{"mcp:z:status", "mcp:z:get_state"}, ids(hits[:2]), "a query may name several tools")
 }
 
+// A closing quote at the end of a quoted request is punctuation, not a quoted tool name.
+func TestOneSidedQuoteNamesNoTool(t *testing.T) {
+	tools := []Tool{
+		{Source: SourceMCP, SourceName: "trends", Name: "Now", Description: "Get Google Trends."},
+		{Source: SourceMCP, SourceName: "pdf", Name: "pdf_exporter", Description: "Export a chat into a PDF document."},
+	}
+	c := mustNew(t, tools, nil)
+	hits, err := c.Search(context.Background(), `"I need a way to turn this chat into a PDF document now!"`, 5)
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "mcp:pdf:pdf_exporter", hits[0].ID)
+	for _, q := range []string{`export it "Now"`, "`Now`", `“Now”,`} {
+		hits, err = c.Search(context.Background(), q, 5)
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, q)
+		assert.Equal(t, "mcp:trends:Now", hits[0].ID, "a name between quotes is still a name: %s", q)
+	}
+}
+
 func TestSearchTiesByID(t *testing.T) {
 	var tools []Tool
 	for _, n := range []string{"delta", "alpha", "charlie", "bravo"} {
@@ -133,7 +152,17 @@ func TestSearchBatch(t *testing.T) {
 		assert.False(t, seen[id], "duplicate %s", id)
 		seen[id] = true
 	}
-	assert.LessOrEqual(t, len(got), 2*3)
+	assert.Len(t, got, 2, "limit bounds the whole answer, not each query's share")
+
+	// Enough room: every query's best hits, interleaved by rank, still without duplicates and within limit.
+	hits, err = c.SearchBatch(ctx, []string{"web search", "screenshot", "github issue"}, 5)
+	require.NoError(t, err)
+	got = ids(hits)
+	require.Len(t, got, 5)
+	assert.Equal(t, []string{"openclaw:core:web_search", "mcp:playwright:browser_take_screenshot", "mcp:github:create_issue"}, got[:3])
+	hits, err = c.SearchBatch(ctx, []string{"web search", "screenshot"}, 0)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(hits), DefaultSearchLimit, "no limit means the default limit for the whole answer")
 
 	_, err = c.SearchBatch(ctx, make([]string, MaxBatchQueries+1), 0)
 	require.ErrorIs(t, err, ErrTooManyQueries)
@@ -144,6 +173,15 @@ func TestSearchBatch(t *testing.T) {
 	hits, err = c.SearchBatch(ctx, nil, 0)
 	require.NoError(t, err)
 	assert.Empty(t, hits)
+}
+
+func TestUnmatched(t *testing.T) {
+	c := mustNew(t, sampleTools(), nil)
+	assert.Equal(t, []string{"zebra", "harmonica"}, c.Unmatched("Zebra screenshot harmonica"))
+	assert.Equal(t, []string{"zebra", "quantum", "harmonica"}, c.Unmatched("please zebra quantum harmonica"))
+	assert.Empty(t, c.Unmatched("please could you do it for me"), "stop words are not words to match")
+	assert.Empty(t, c.Unmatched("take a screnshot"), "a typo that is fixed matches")
+	assert.Empty(t, c.Unmatched(""))
 }
 
 func TestSearchCanceled(t *testing.T) {

@@ -372,3 +372,18 @@ func Words(s string) []string {
 	})
 	return out
 }
+
+// isFramingWord reports words that frame a request instead of naming the need: greetings and fillers ("hey",
+// "actually"), the asking itself ("assist", "provide", "suggest", "is it possible", "a way to"), and words about
+// tools in general ("tool", "plugin", "information"). A long request is full of them, and a tool whose text has
+// one of them is no closer to the need. Like light verbs they still count a little.
+func isFramingWord(stem string) bool {
+	switch stem {
+	case "hey", "hi", "hello", "thank", "oh", "wow", "okay", "ok", "ye", "yeah", "really", "actually", "mayb",
+		"perhap", "kindly", "assist", "assistanc", "provid", "know", "suggest", "suggestion", "recommend",
+		"recommendat", "advic", "advis", "wonder", "abl", "possibl", "way", "kind", "sort", "lot", "bit",
+		"specific", "particular", "certain", "various", "tool", "plugin", "informat", "one", "currently":
+		return true
+	}
+	return false
+}
