@@ -398,6 +398,20 @@ func (c *Catalog) Search(ctx context.Context, query string, limit int) ([]Hit, e
 	return c.hits(c.ix.search(query, limit)), nil
 }
 
+// Unmatched returns the words of query that no cataloged tool has (after stemming, synonyms, prefixes and typo
+// fixes), lowercased, in query order: what a caller can tell the model when a search finds nothing. Stop words
+// and words past the query's bound are not words to match, so a query of stop words only has none.
+func (c *Catalog) Unmatched(query string) []string {
+	groups, _ := c.ix.parseQuery(query)
+	var out []string
+	for _, g := range groups {
+		if len(g.exps) == 0 {
+			out = append(out, g.raw)
+		}
+	}
+	return out
+}
+
 func (c *Catalog) limit(limit int) (int, error) {
 	switch {
 	case limit < 0:
@@ -428,9 +442,10 @@ func (c *Catalog) hits(rs []scored) []Hit {
 	return out
 }
 
-// SearchBatch runs up to MaxBatchQueries searches, each with limit, and merges their hits without duplicates:
-// round-robin by rank (every query's best hit comes before any query's second), a tool appearing under several
-// queries keeping its first place. Each query counts as one search.
+// SearchBatch runs up to MaxBatchQueries searches and merges their hits without duplicates, round-robin by rank
+// (every query's best hit comes before any query's second; a tool found by several queries keeps its first
+// place), and returns at most limit hits in all: limit bounds the answer, as it does for one query. limit 0 means
+// the default limit. Each query counts as one search.
 func (c *Catalog) SearchBatch(ctx context.Context, queries []string, limit int) ([]Hit, error) {
 	if len(queries) > MaxBatchQueries {
 		return nil, ErrTooManyQueries
@@ -449,9 +464,9 @@ func (c *Catalog) SearchBatch(ctx context.Context, queries []string, limit int) 
 	}
 	var merged []scored
 	seen := make(map[uint32]bool)
-	for rank := 0; rank < limit; rank++ {
+	for rank := 0; rank < limit && len(merged) < limit; rank++ {
 		for _, rs := range per {
-			if rank < len(rs) && !seen[rs[rank].doc] {
+			if rank < len(rs) && !seen[rs[rank].doc] && len(merged) < limit {
 				seen[rs[rank].doc] = true
 				merged = append(merged, rs[rank])
 			}

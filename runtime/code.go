@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ type codeResult struct {
 	Value     json.RawMessage    `json:"value,omitempty"`
 	Error     *hostfns.ErrorInfo `json:"error,omitempty"`
 	Logs      []string           `json:"logs"`
+	Notices   []string           `json:"notices,omitempty"` // why a search found nothing, and how to retry
 	Telemetry *CodeTelemetry     `json:"telemetry"`
 }
 
@@ -49,7 +51,7 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 		}
 	}
 
-	body := codeResult{OK: runErr == nil, Logs: res.Logs, Telemetry: r.codeTelemetry()}
+	body := codeResult{OK: runErr == nil, Logs: res.Logs, Notices: b.noticesSoFar(), Telemetry: r.codeTelemetry()}
 	if body.Logs == nil {
 		body.Logs = []string{}
 	}
@@ -85,8 +87,9 @@ type codeBridge struct {
 	run    *Run
 	parent string
 
-	mu     sync.Mutex
-	hidden []HiddenCall
+	mu      sync.Mutex
+	hidden  []HiddenCall
+	notices []string // distinct, at most maxNotices
 }
 
 func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
@@ -98,6 +101,10 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 	hits, err := b.run.search(ctx, b.parent, ViaCode, req)
 	if err != nil {
 		return nil, err
+	}
+	if len(hits) == 0 {
+		// The script gets [] (no hits is simply an empty list); the model gets the reason in the result.
+		b.notice(b.run.noMatchNotices(req))
 	}
 	return marshalJSON(hits)
 }
@@ -125,6 +132,22 @@ func (b *codeBridge) Call(ctx context.Context, id string, args json.RawMessage) 
 		return nil, errors.New(out.failure)
 	}
 	return marshalJSON(envelope{Tool: b.run.cat.Descriptor(out.tool), Result: out.result})
+}
+
+func (b *codeBridge) notice(ns []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range ns {
+		if len(b.notices) < maxNotices && !slices.Contains(b.notices, n) {
+			b.notices = append(b.notices, n)
+		}
+	}
+}
+
+func (b *codeBridge) noticesSoFar() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.notices)
 }
 
 // hiddenCalls returns the calls in the order they were numbered, which is the order the script started them.

@@ -159,13 +159,38 @@ func TestCodeModeDescribeAndBatch(t *testing.T) {
 	rt := newRuntime(t, runtime.ModeCode, nil)
 	run := startRun(t, rt, runtime.RunRequest{Tools: mixedTools()})
 	_, cr := runCode(t, run, "c1", `
-		const hits = await openclaw.tools.search({queries: ["web search", "github issue"], limit: 1});
+		const hits = await openclaw.tools.search({queries: ["web search", "github issue"], limit: 2});
 		const d = await openclaw.tools.describe("create_issue");
 		return {ids: hits.map(h => h.id), input: d.input, required: d.parameters.required};`)
 	require.True(t, cr.OK, "%+v", cr.Error)
 	assert.JSONEq(t, `{"ids":["openclaw:core:web_search","mcp:github:create_issue"],"input":"unknown","required":["owner","repo","title"]}`, string(cr.Value))
 	assert.EqualValues(t, 2, cr.Telemetry.SearchCount)
 	assert.EqualValues(t, 1, cr.Telemetry.DescribeCount)
+}
+
+// A search that finds nothing gives the script an empty list, and the model the reason in notices; notices are
+// bounded however often a script searches in vain.
+func TestCodeModeEmptySearchSaysWhy(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeCode, nil)
+	run := startRun(t, rt, runtime.RunRequest{Tools: mixedTools()})
+	_, cr := runCode(t, run, "c1", `
+		const hits = await openclaw.tools.search("zebra harmonica");
+		const batch = await openclaw.tools.search({queries: ["quantum", "web search"]});
+		return {n: hits.length, isArray: Array.isArray(hits), batch: batch.length > 0};`)
+	require.True(t, cr.OK, "%+v", cr.Error)
+	assert.JSONEq(t, `{"n":0,"isArray":true,"batch":true}`, string(cr.Value))
+	require.Len(t, cr.Notices, 1, "only the search that found nothing")
+	assert.Contains(t, cr.Notices[0], `No tool has the words "zebra", "harmonica".`)
+	assert.Contains(t, cr.Notices[0], "Retry with other words")
+
+	_, cr = runCode(t, run, "c2", `
+		for (let i = 0; i < 50; i++) await openclaw.tools.search("nonsense" + i);
+		return 1;`)
+	require.True(t, cr.OK, "%+v", cr.Error)
+	assert.Len(t, cr.Notices, 8, "bounded")
+
+	_, cr = runCode(t, run, "c3", `return (await openclaw.tools.search("web search")).length > 0`)
+	assert.Empty(t, cr.Notices, "no notice when something matched")
 }
 
 // Calls a script starts together run together, each with its own hidden id, listed in start order.

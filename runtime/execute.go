@@ -189,7 +189,12 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 			}
 			return failed(err.Error()), nil
 		}
-		return jsonResult(hits), nil
+		res := jsonResult(hits)
+		if len(hits) == 0 {
+			// Details stay the (empty) list of hits; the model reads why nothing matched and how to retry.
+			res.Content = strings.Join(r.noMatchNotices(req), "\n")
+		}
+		return res, nil
 	case ToolDescribeName:
 		id, reps, err := decodeDescribe(call.Arguments)
 		r.noteRepairs(call.ID, ViaToolCall, opToolDescribe, "", reps)

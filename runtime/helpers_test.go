@@ -132,6 +132,7 @@ type codeResult struct {
 		Stack   string `json:"stack"`
 	} `json:"error"`
 	Logs      []string               `json:"logs"`
+	Notices   []string               `json:"notices"`
 	Telemetry *runtime.CodeTelemetry `json:"telemetry"`
 }
 

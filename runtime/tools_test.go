@@ -21,6 +21,11 @@ func TestToolSearch(t *testing.T) {
 		require.False(t, res.IsError, res.Content)
 		var hits []catalog.Descriptor
 		require.NoError(t, json.Unmarshal(res.Details, &hits))
+		require.NotNil(t, hits, "no hits is an empty list, never null")
+		if len(hits) == 0 {
+			assert.Contains(t, res.Content, "No tool matched", "an empty answer says why")
+			return hits
+		}
 		var again []catalog.Descriptor
 		require.NoError(t, json.Unmarshal([]byte(res.Content), &again), "the model reads the same JSON")
 		assert.Equal(t, hits, again)
@@ -36,8 +41,18 @@ func TestToolSearch(t *testing.T) {
 	assert.Len(t, hitsOf(execute(t, run, "4", runtime.ToolSearchName, map[string]any{"query": "fake plugin tool", "limit": 2.0})), 2)
 	assert.Empty(t, hitsOf(execute(t, run, "5", runtime.ToolSearchName, map[string]any{"query": ""})), "an empty query finds nothing")
 	assert.Empty(t, hitsOf(execute(t, run, "6", runtime.ToolSearchName, map[string]any{"query": "zebra quantum"})))
-	batch := hitsOf(execute(t, run, "7", runtime.ToolSearchName, map[string]any{"queries": []string{"fake_plugin_tool_01", "fake_plugin_tool_02"}, "limit": 1}))
-	assert.Equal(t, []string{"fake_plugin_tool_01", "fake_plugin_tool_02"}, []string{batch[0].Name, batch[1].Name})
+	res := execute(t, run, "6b", runtime.ToolSearchName, map[string]any{"query": "zebra quantum web"})
+	assert.Equal(t, `No tool matched. No tool has the words "zebra", "quantum", "web". `+
+		`Retry with other words for what the tool does (an action and an object, e.g. "send email"), with fewer words, `+
+		`or with a tool or service name.`, res.Content)
+	assert.JSONEq(t, `[]`, string(res.Details), "scripts and clients still get a list")
+	res = execute(t, run, "6c", runtime.ToolSearchName, map[string]any{"query": "could you please do it"})
+	assert.Contains(t, res.Content, "It has only common words")
+	batch := hitsOf(execute(t, run, "7", runtime.ToolSearchName, map[string]any{"queries": []string{"fake_plugin_tool_01", "fake_plugin_tool_02"}, "limit": 2}))
+	assert.Equal(t, []string{"fake_plugin_tool_01", "fake_plugin_tool_02"}, []string{batch[0].Name, batch[1].Name}, "each query's best first")
+	assert.Len(t, batch, 2, "limit bounds the whole answer")
+	batch = hitsOf(execute(t, run, "8", runtime.ToolSearchName, map[string]any{"queries": []string{"fake_plugin_tool_01", "fake_plugin_tool_02"}, "limit": 1}))
+	assert.Len(t, batch, 1, "limit bounds the whole answer")
 
 	for _, bad := range []any{0, -1, 1.5, "3", true, map[string]int{}} {
 		res := execute(t, run, "x", runtime.ToolSearchName, map[string]any{"query": "fake", "limit": bad})
@@ -48,11 +63,11 @@ func TestToolSearch(t *testing.T) {
 		res := execute(t, run, "x", runtime.ToolSearchName, args)
 		assert.True(t, res.IsError, "%v", args)
 	}
-	res := execute(t, run, "x", runtime.ToolSearchName, map[string]any{"queries": make([]string, 17)})
+	res = execute(t, run, "x", runtime.ToolSearchName, map[string]any{"queries": make([]string, 17)})
 	assert.Equal(t, catalog.ErrTooManyQueries.Error(), res.Content)
 
 	tel := run.Telemetry()
-	assert.EqualValues(t, 19, tel.SearchCount, "each query counts, malformed requests too")
+	assert.EqualValues(t, 23, tel.SearchCount, "each query counts, malformed requests too")
 }
 
 func TestToolDescribe(t *testing.T) {
