@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/internal/corpus"
+	"github.com/toolsearch/toolsearch/internal/devset"
 )
 
 // FuzzTokenize checks the query tokenizer on any input: it never panics, every word is lowercase letters and
@@ -52,13 +53,29 @@ func FuzzTokenize(f *testing.F) {
 	})
 }
 
-// FuzzSearch checks that no query makes search panic, return more than the limit or return duplicates.
+// FuzzSearch checks that no query makes search panic, return more than the limit or return duplicates, on our
+// sample tools plus the 644 real MCP tools, seeded with real requests of the development sets; that a batch is
+// bounded by its limit; and that Unmatched only reports words the search read.
 func FuzzSearch(f *testing.F) {
-	c, err := New(append(sampleTools(), synthTools(50)...), nil)
+	real, err := ParseFile(corpus.CatalogFile())
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, s := range []string{"", "sceenshot", "mcp:github:create_issue", "`exec`", "the", "zzzz zzzz", "creat isue"} {
+	c, err := New(append(append(sampleTools(), synthTools(50)...), real...), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	sets, err := devset.Load("testdata", false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range sets {
+		for _, q := range s.Queries[:min(20, len(s.Queries))] {
+			f.Add(q.Text, 5)
+		}
+	}
+	for _, s := range []string{"", "sceenshot", "mcp:github:create_issue", "`exec`", "the", "zzzz zzzz", "creat isue",
+		"export it \"Now\"!", "\"unbalanced"} {
 		f.Add(s, 5)
 	}
 	f.Fuzz(func(t *testing.T, q string, limit int) {
@@ -81,6 +98,20 @@ func FuzzSearch(f *testing.F) {
 			seen[h.ID] = true
 			if i > 0 && h.Score > hits[i-1].Score {
 				t.Fatalf("not sorted: %v", hits)
+			}
+		}
+		batch, err := c.SearchBatch(context.Background(), []string{q, q + " web", "screenshot " + q}, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) > min(limit, DefaultMaxSearch) {
+			t.Fatalf("%d batch hits for limit %d", len(batch), limit)
+		}
+		words := map[string]bool{}
+		splitWords(q[:min(len(q), maxQueryBytes)], func(w string) { words[w] = true }) // words past the bound are not read
+		for _, w := range c.Unmatched(q) {
+			if !words[w] {
+				t.Fatalf("Unmatched(%q) reports %q, not a word of the query", q, w)
 			}
 		}
 	})
