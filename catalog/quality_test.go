@@ -88,7 +88,7 @@ func plainBM25(tools []Tool) func(string) []string {
 }
 
 func qualityRow(b *strings.Builder, name string, m devset.Metrics) {
-	fmt.Fprintf(b, "  %-26s %6.3f %6.3f %6.3f %6.3f\n", name, m.Hit1, m.Hit5, m.All5, m.MRR)
+	fmt.Fprintf(b, "  %-30s %6.3f %6.3f %6.3f %6.3f\n", name, m.Hit1, m.Hit5, m.All5, m.MRR)
 }
 
 // TestSearchQuality is the ranking's report card on every development set (see testdata/README.md): our ranker
@@ -98,7 +98,7 @@ func TestSearchQuality(t *testing.T) {
 	sets := loadQualitySets(t)
 	require.GreaterOrEqual(t, len(sets), 3)
 	var b strings.Builder
-	fmt.Fprintf(&b, "  %-26s %6s %6s %6s %6s\n", "", "hit@1", "hit@5", "all@5", "MRR@10")
+	fmt.Fprintf(&b, "  %-30s %6s %6s %6s %6s\n", "", "hit@1", "hit@5", "all@5", "MRR@10")
 	results := map[string][2]devset.Metrics{}
 	for _, s := range sets {
 		base, _ := devset.Score(s.Queries, positions(s.tools, plainBM25(s.tools)))
