@@ -1,4 +1,5 @@
-// Package devset loads the search development sets kept under catalog/testdata and scores a ranking on them, so
+// Package devset loads the search development sets kept under catalog/testdata (the multi-need sets' catalog is
+// internal/corpus) and scores a ranking on them, so
 // that the catalog's quality test and the benchmark peers count hits the same way. It does not import the
 // catalog (the catalog's own tests use it): a set is a catalog file plus queries, and the caller parses the file
 // and resolves the queries against the tools' ids.
@@ -12,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/corpus"
 )
 
 // Set is one catalog with its queries.
@@ -77,7 +80,7 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 			"devset/queries_fresh.jsonl", false, false},
 		{"metatool", "199 ChatGPT plugins, 1,000 real user requests, one gold tool", filepath.Join(dir, "metatool", "catalog.json"),
 			"metatool/queries.jsonl", true, false},
-		{"multineed-dev", "644 real MCP tools, long requests with 1-3 needs", filepath.Join(dir, "multineed", "mcp_tools.json"),
+		{"multineed-dev", "644 real MCP tools, long requests with 1-3 needs", "",
 			"multineed/multineed-dev.jsonl", true, true},
 	}
 	if includeHoldout {
@@ -85,14 +88,14 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 			name, about, catalog, queries string
 			tuned, mcp                    bool
 		}{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, never tuned on",
-			filepath.Join(dir, "multineed", "mcp_tools.json"), "multineed/multineed-holdout.jsonl", false, true})
+			"", "multineed/multineed-holdout.jsonl", false, true})
 	}
 	for _, sp := range specs {
 		s := Set{Name: sp.name, About: sp.about, Tuned: sp.tuned}
 		err := func() error {
 			var err error
 			if sp.mcp {
-				s.Catalog, s.keys, err = mcpCatalog(sp.catalog)
+				s.Catalog, s.keys = mcpCatalog()
 			} else {
 				s.Catalog, s.keys, err = fileCatalog(sp.catalog)
 			}
@@ -128,39 +131,15 @@ func fileCatalog(path string) ([]byte, []string, error) {
 	return data, keys, nil
 }
 
-// mcpCatalog turns a list of MCP tools named "<server>.<tool>" (as tools/list returns them, prefixed by their
-// server) into a catalog file of MCP tools of those servers. An entry's key is the name as written.
-func mcpCatalog(path string) ([]byte, []string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var tools []struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	if err := json.Unmarshal(data, &tools); err != nil {
-		return nil, nil, err
-	}
-	type entry struct {
-		Server      string          `json:"server"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	}
-	entries := make([]entry, len(tools))
+// mcpCatalog is the 644 real MCP tools of internal/corpus as a catalog file; an entry's key is its name as the
+// corpus writes it, "<server>.<tool>".
+func mcpCatalog() ([]byte, []string) {
+	tools := corpus.MCPTools()
 	keys := make([]string, len(tools))
 	for i, t := range tools {
-		server, name, ok := strings.Cut(t.Name, ".")
-		if !ok {
-			return nil, nil, fmt.Errorf("tool %q: want <server>.<tool>", t.Name)
-		}
-		entries[i] = entry{server, name, t.Description, t.InputSchema}
-		keys[i] = t.Name
+		keys[i] = t.Server + "." + t.Name
 	}
-	out, err := json.Marshal(entries)
-	return out, keys, err
+	return corpus.CatalogFile(), keys
 }
 
 func loadQueries(path string) ([]Query, error) {
