@@ -33,6 +33,10 @@ type RunRequest struct {
 	RequiredTools []string
 	// Policy replaces the runtime's policy for this run (per session or channel); nil uses the runtime's.
 	Policy *catalog.Policy
+	// CatalogScope, when set, keys the catalog cache instead of SessionID, so that runs of many sessions over the
+	// same tools (the clients of one MCP front) share one catalog rather than building one each. Sharing it
+	// shares nothing else: every run keeps its own counters, telemetry, hydration and session log.
+	CatalogScope string
 }
 
 // ToolCall is one call the model made.
@@ -143,6 +147,8 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		byName:        make(map[string][]*catalog.Tool),
 	}
 	switch {
+	case req.CatalogScope != "":
+		r.scope = "shared:" + req.CatalogScope
 	case req.SessionID != "":
 		r.scope = "session:" + req.SessionID
 	case req.RunID != "":
@@ -349,6 +355,14 @@ func (r *Run) Tools() []ToolDefinition {
 	return append([]ToolDefinition(nil), r.visible...)
 }
 
+// DirectTool returns the tool behind a name the model sees directly — every tool in off mode, direct-only tools,
+// and client tools in directory mode — so that a front can describe it as its source did. The tool belongs to
+// the run: read it, never modify it.
+func (r *Run) DirectTool(name string) (*catalog.Tool, bool) {
+	t, ok := r.direct[name]
+	return t, ok
+}
+
 // SystemPromptSection is the text to add to the system prompt: the tool directory in directory mode, "" in
 // every other mode.
 func (r *Run) SystemPromptSection() string { return r.directory }
@@ -416,7 +430,7 @@ func (r *Run) close() error {
 	errs := r.flushErrs
 	r.mu.Unlock()
 
-	if r.req.SessionID == "" && r.cat != nil {
+	if r.req.SessionID == "" && r.req.CatalogScope == "" && r.cat != nil {
 		r.rt.cache.Forget(r.scope)
 	}
 	r.rt.log.Info("tool search: run ended", "session", r.req.SessionID, "run", r.req.RunID, "mode", r.mode,
