@@ -61,10 +61,21 @@ type ServerConfig struct {
 	// come from a cache of its last listing in the user's cache directory, refreshed whenever it lists its tools.
 	// Without a usable cache entry it starts at once, and the progress output says why.
 	Lazy bool `json:"lazy,omitempty"`
+	// Isolation says whose session of the server a client of `toolsearch mcp serve` uses: "shared" (the
+	// default, also "") gives every client the one session; "per-client" gives each client its own session (its
+	// own process, for a command), started at its first use and closed when it goes away, for servers that keep
+	// state per session such as a browser or a shell.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // MaxStartTimeoutMs is the largest ServerConfig.StartTimeoutMs: ten minutes.
 const MaxStartTimeoutMs = 600_000
+
+// The values of ServerConfig.Isolation.
+const (
+	IsolationShared    = "shared"
+	IsolationPerClient = "per-client"
+)
 
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("mcp config")
@@ -156,6 +167,11 @@ func (s ServerConfig) validate() error {
 		return errors.New(`needs "command" or "url"`)
 	case s.Command != "" && s.URL != "":
 		return errors.New(`has both "command" and "url"; give one`)
+	}
+	switch s.Isolation {
+	case "", IsolationShared, IsolationPerClient:
+	default:
+		return fmt.Errorf("unknown isolation %q (want %q or %q)", s.Isolation, IsolationShared, IsolationPerClient)
 	}
 	switch strings.ToLower(s.Type) {
 	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":

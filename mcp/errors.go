@@ -14,8 +14,11 @@ var (
 	ErrToolGone = errors.New("no longer offered by the server")
 	// ErrClosed is returned for calls after Source.Close.
 	ErrClosed = errors.New("mcp: source closed")
-	// ErrServerClosed is returned for tools/call requests that arrive while or after Server.Close runs.
+	// ErrServerClosed is returned for requests that arrive while or after Server.Close runs.
 	ErrServerClosed = errors.New("mcp: server closed")
+	// ErrNotSupported is wrapped when a server does not offer what a client asked of it through the front (a
+	// resource subscription, say).
+	ErrNotSupported = errors.New("not supported by the server")
 )
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and

@@ -21,7 +21,8 @@ import (
 // server that is down fails before approval and hooks are asked.
 type toolHandler struct {
 	u      *upstream
-	remote string // the server's own name of the tool (the catalog has the safe one)
+	remote string      // the server's own name of the tool (the catalog has the safe one)
+	listed *remoteTool // the tool as the server listed it, which off mode offers unchanged
 }
 
 // Available reports why the tool cannot be called right now, or nil. The tool of an idle lazy server is
@@ -47,7 +48,11 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 	if err := h.u.awaitStart(ctx); err != nil {
 		return nil, err
 	}
+	op := "call " + h.remote
 	sess, sessCalls, err := h.u.callTarget(h.remote)
+	if err == nil {
+		sess, sessCalls, err = h.u.own(ctx, op, sess, sessCalls)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +63,13 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defer context.AfterFunc(sessCalls, cancel)()
-	res, err := sess.CallTool(callCtx, &sdk.CallToolParams{Name: h.remote, Arguments: args})
+	params := &sdk.CallToolParams{Name: h.remote, Arguments: args}
+	defer h.u.src.prepareCall(ctx, h.u.name, sess, params)()
+	res, err := sess.CallTool(callCtx, params)
 	if err == nil {
+		captureResult(ctx, res)
 		return convertResult(res)
 	}
-	op := "call " + h.remote
 	var wire *jsonrpc.Error
 	switch {
 	case ctx.Err() != nil:
@@ -158,4 +165,10 @@ func connectionLost(err error) bool {
 		}
 	}
 	return false
+}
+
+// isWireError reports whether err is a JSON-RPC error the server answered with.
+func isWireError(err error) bool {
+	var wire *jsonrpc.Error
+	return errors.As(err, &wire)
 }

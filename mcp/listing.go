@@ -248,6 +248,9 @@ type remoteTool struct {
 	InputSchema  json.RawMessage    `json:"inputSchema"`
 	OutputSchema json.RawMessage    `json:"outputSchema"`
 	Annotations  *remoteAnnotations `json:"annotations"`
+	// Meta and Icons are kept raw for the front's off mode, which offers a tool as its server listed it.
+	Meta  json.RawMessage `json:"_meta"`
+	Icons json.RawMessage `json:"icons"`
 }
 
 // remoteAnnotations are a tool's MCP annotations; a hint the server left out is nil.
@@ -275,7 +278,8 @@ func parseCarrier(t *sdk.Tool) (remoteTool, error) {
 
 // size is what a kept tool counts against MaxListingBytes.
 func (rt *remoteTool) size() int {
-	return len(rt.Name) + len(rt.Title) + len(rt.Description) + len(rt.InputSchema) + len(rt.OutputSchema)
+	return len(rt.Name) + len(rt.Title) + len(rt.Description) + len(rt.InputSchema) + len(rt.OutputSchema) +
+		len(rt.Meta) + len(rt.Icons)
 }
 
 // listingTransport puts the listing filter between a transport and the SDK. It is used for every transport

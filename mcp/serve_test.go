@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -41,26 +40,7 @@ func newTestServer(t *testing.T, rt *runtime.Runtime, src *Source, extra []catal
 // connects a go-sdk client to the other ends.
 func connectStdio(t *testing.T, srv *Server) *sdk.ClientSession {
 	t.Helper()
-	toServerR, toServerW := io.Pipe()
-	toClientR, toClientW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.Run(context.Background(), toServerR, toClientW)
-		toClientW.Close()
-	}()
-	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, nil)
-	sess, err := client.Connect(t.Context(), &sdk.IOTransport{Reader: toClientR, Writer: toServerW}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		sess.Close()
-		select {
-		case err := <-served:
-			assert.NoError(t, err, "a client that hangs up ends Run cleanly")
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after the client hung up")
-		}
-	})
-	return sess
+	return connectStdioWith(t, srv, nil, "")
 }
 
 func listNames(t *testing.T, sess *sdk.ClientSession) []string {

@@ -115,6 +115,9 @@ type Source struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	routes progressRoutes // progress of upstream calls in flight, by token
+	events events         // notifications of shared sessions for the fronts
 }
 
 // options are Options with defaults applied.
@@ -336,6 +339,7 @@ func (s *Source) Close(ctx context.Context) error {
 		s.closeDeadline = deadline.Add(-min(time.Until(deadline)/5, 500*time.Millisecond))
 		close(s.changed)
 		s.mu.Unlock()
+		s.closeEvents()
 		s.cancel()
 
 		done := make(chan struct{})

@@ -41,6 +41,7 @@ type upstream struct {
 	cfg        ServerConfig
 	dial       dialFunc
 	stderr     *stderrTail
+	feat       *features // resources, templates and prompts, for the front
 
 	relist   chan struct{} // tools/list_changed arrived; capacity 1, so a flood coalesces
 	suspect  chan struct{} // a call timed out: is the server still there? capacity 1
@@ -72,6 +73,7 @@ func newUpstream(s *Source, name, sourceName string, cfg ServerConfig, dial dial
 		cfg:        cfg,
 		dial:       dial,
 		stderr:     newStderrTail(name, s.opts.serverStderr),
+		feat:       newFeatures(),
 		relist:     make(chan struct{}, 1),
 		suspect:    make(chan struct{}, 1),
 		done:       make(chan struct{}),
@@ -165,19 +167,8 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 	u.mu.Lock()
 	u.conn = conn // from now on Close can kill what the dial started, even mid-handshake
 	u.mu.Unlock()
-	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, &sdk.ClientOptions{
-		// Servers must not ask us for roots: toolsearch has none to offer, and a server such as
-		// server-filesystem would replace its configured directories with our empty list.
-		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			// The SDK calls this on its read path; listing here would wait on that same path.
-			select {
-			case u.relist <- struct{}{}:
-			default:
-			}
-		},
-	})
-	sess, err := client.Connect(ctx, transport, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, u.clientOptions(nil))
+	sess, err := client.Connect(ctx, u.src.routes.observeTransport(transport), nil)
 	if err != nil {
 		u.stop(conn, time.Now())
 		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: u.explain(ctx, conn, err)}
@@ -194,7 +185,9 @@ func (u *upstream) connect() (*sdk.ClientSession, *dialed, error) {
 	u.state, u.session = StateReady, sess
 	u.calls, u.endCalls = context.WithCancel(u.src.ctx)
 	u.lastErr, u.startTime, u.nextRetry = nil, took, time.Time{}
+	calls := u.calls
 	u.mu.Unlock()
+	u.src.goTracked(func() { u.watchFeatures(sess, calls) })
 	u.src.progressf("mcp: %s: ready: %d tool(s) in %s", u.name, len(tools), took.Round(time.Millisecond))
 	u.src.notify()
 	return sess, conn, nil
@@ -286,10 +279,28 @@ func (u *upstream) closeSession(sess *sdk.ClientSession, conn *dialed) {
 		u.endCalls()
 	}
 	u.mu.Unlock()
-	deadline := time.Now().Add(u.src.opts.closeTimeout)
-	if closing, d := u.src.closing(); closing && d.Before(deadline) {
+	deadline := u.src.closeDeadlineFor(time.Now())
+	if !closeWithin(sess, deadline) {
+		u.mu.Lock()
+		u.abandoned = true
+		u.mu.Unlock()
+	}
+	u.stop(conn, deadline)
+}
+
+// closeDeadlineFor is the deadline of closing one session that starts now: the close bound, or the Source's own
+// deadline when it is closing.
+func (s *Source) closeDeadlineFor(now time.Time) time.Time {
+	deadline := now.Add(s.opts.closeTimeout)
+	if closing, d := s.closing(); closing && d.Before(deadline) {
 		deadline = d
 	}
+	return deadline
+}
+
+// closeWithin closes a session and reports whether it let go by deadline. One that did not is abandoned: its
+// goroutine ends whenever the transport does.
+func closeWithin(sess *sdk.ClientSession, deadline time.Time) bool {
 	closed := make(chan struct{})
 	go func() {
 		sess.Close()
@@ -299,12 +310,10 @@ func (u *upstream) closeSession(sess *sdk.ClientSession, conn *dialed) {
 	defer timer.Stop()
 	select {
 	case <-closed:
+		return true
 	case <-timer.C:
-		u.mu.Lock()
-		u.abandoned = true
-		u.mu.Unlock()
+		return false
 	}
-	u.stop(conn, deadline)
 }
 
 func (u *upstream) abandonedSession() bool {
@@ -485,7 +494,7 @@ func (u *upstream) mapTools(kept []remoteTool) []catalog.Tool {
 			OutputSchema:  t.OutputSchema,
 			Annotations:   annotations(t.Annotations),
 			TrustedByUser: u.cfg.Trusted,
-			Handler:       &toolHandler{u: u, remote: t.Name},
+			Handler:       &toolHandler{u: u, remote: t.Name, listed: &t},
 		})
 	}
 	return tools
@@ -515,7 +524,8 @@ func (u *upstream) adopt(tools []catalog.Tool, offered map[string]bool) (changed
 	}
 	changed = len(tools) != len(u.tools)
 	for i := range tools {
-		if old := handlers[tools[i].Handler.(*toolHandler).remote]; old != nil {
+		h := tools[i].Handler.(*toolHandler)
+		if old := handlers[h.remote]; old != nil && sameJSON(old.(*toolHandler).listed, h.listed) {
 			tools[i].Handler = old
 		}
 		if !changed && !sameTool(&tools[i], &u.tools[i]) { // same length, so u.tools[i] exists
@@ -615,9 +625,23 @@ func (u *upstream) sessionFor(remote string) (*sdk.ClientSession, error) {
 
 // callTarget is sessionFor with the context of the session's calls, which ends when the session starts closing.
 func (u *upstream) callTarget(remote string) (*sdk.ClientSession, context.Context, error) {
+	sess, calls, err := u.readySession("call " + remote)
+	if err != nil {
+		return nil, nil, err
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	op := "call " + remote
+	if !u.offered[remote] {
+		return nil, nil, &ServerError{Server: u.name, Op: "call " + remote, Err: ErrToolGone}
+	}
+	return sess, calls, nil
+}
+
+// readySession returns the current session and the context of its calls, or why there is none (op names what
+// the caller wanted, for the error).
+func (u *upstream) readySession(op string) (*sdk.ClientSession, context.Context, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	switch {
 	case u.state == StateClosed:
 		return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
@@ -639,8 +663,6 @@ func (u *upstream) callTarget(remote string) (*sdk.ClientSession, context.Contex
 			}
 		}
 		return nil, nil, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w (%s)", ErrUnavailable, msg)}
-	case !u.offered[remote]:
-		return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrToolGone}
 	}
 	return u.session, u.calls, nil
 }
