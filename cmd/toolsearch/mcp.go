@@ -19,34 +19,59 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-const mcpUsage = `usage: toolsearch mcp serve [--config FILE] [--mode code|tools|directory] [--http ADDR] [--verbose]
+const mcpUsage = `usage: toolsearch mcp serve [--config FILE] [--mode code|tools|directory|off] [--http ADDR]
+                           [--token TOKEN] [--allow-origin ORIGIN] [--session-log DIR] [--verbose]
 
-Runs toolsearch as an MCP server. It starts every server of the config file's "mcpServers" section (the shape
-Claude Desktop and other MCP clients use), and shows its own client the Tool Search surface over all of their
-tools instead of every schema: tool_search_code in code mode, or tool_search, tool_describe and tool_call.
-Every call goes through the Tool Search pipeline to the server that owns the tool.
+Runs toolsearch as an MCP server in front of every server of the config file's "mcpServers" section (the shape
+Claude Desktop and other MCP clients use). It shows its own clients the Tool Search surface over all of their
+tools instead of every schema — tool_search_code in code mode, or tool_search, tool_describe and tool_call — or,
+in off mode, every tool directly, as a plain aggregating proxy. Every call goes through the Tool Search pipeline
+to the server that owns the tool. The servers' resources, resource templates and prompts are offered too, and
+progress, cancellation and log messages pass through.
 
   {
     "mcpServers": {
       "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
-      "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ..."}}
+      "browser": {"command": "npx", "args": ["-y", "@playwright/mcp"], "isolation": "per-client"},
+      "github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
     },
     "tools": {"toolSearch": {"mode": "code"}}
   }
 
 It speaks MCP on standard input and output (for a client that starts it), or streamable HTTP with --http.
-Progress and logs go to standard error.
+Progress and logs go to standard error. Servers start in the background: clients are answered at once, and
+each server's tools appear when it is ready.
 
 flags:
-  --config FILE   the config file (default $TOOLSEARCH_CONFIG, else $XDG_CONFIG_HOME/toolsearch/config.json,
-                  else ~/.config/toolsearch/config.json); JSON5 (JSON with comments, unquoted keys, ...)
-  --mode MODE     code, tools or directory (default: tools.toolSearch.mode of the file, else code)
-  --http ADDR     serve streamable HTTP at http://ADDR/mcp (for example 127.0.0.1:8931) instead of stdio
-  --verbose       also log every run and call, and forward the servers' stderr
+  --config FILE        the config file (default $TOOLSEARCH_CONFIG, else $XDG_CONFIG_HOME/toolsearch/config.json,
+                       else ~/.config/toolsearch/config.json); JSON5 (JSON with comments, unquoted keys, ...)
+  --mode MODE          code, tools, directory or off (default: tools.toolSearch of the file, else code;
+                       toolSearch: false means off)
+  --http ADDR          serve streamable HTTP at http://ADDR/mcp instead of stdio; ADDR must be a loopback
+                       address (127.0.0.1:8931) unless a token is set
+  --token TOKEN        require "Authorization: Bearer TOKEN" of every HTTP request (or set $TOOLSEARCH_MCP_TOKEN,
+                       which keeps the token out of the process list)
+  --allow-origin ORIG  also accept browser requests from this origin (repeatable); other origins than loopback
+                       ones are refused
+  --session-log DIR    write one JSON Lines session log per client session into DIR
+  --verbose            also log every run and call, and forward the servers' stderr
 `
+
+// tokenEnv holds the bearer token of `mcp serve --http`, for those who keep it out of the process list.
+const tokenEnv = "TOOLSEARCH_MCP_TOKEN"
 
 // shutdownTimeout bounds each step of shutting down: HTTP, the runtime, the upstream servers.
 const shutdownTimeout = 5 * time.Second
+
+// serveFlags are the settings of one `mcp serve`.
+type serveFlags struct {
+	mode        runtime.Mode // "" when --mode was not given
+	httpAddr    string
+	token       string
+	origins     []string
+	sessionLogs string
+	verbose     bool
+}
 
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -65,8 +90,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.SetOutput(io.Discard)
 	configPath := fs.String("config", "", "")
 	modeFlag := fs.String("mode", "", "")
-	httpAddr := fs.String("http", "", "")
-	verbose := fs.Bool("verbose", false, "")
+	var sf serveFlags
+	fs.StringVar(&sf.httpAddr, "http", "", "")
+	fs.StringVar(&sf.token, "token", "", "")
+	fs.Func("allow-origin", "", func(v string) error { sf.origins = append(sf.origins, v); return nil })
+	fs.StringVar(&sf.sessionLogs, "session-log", "", "")
+	fs.BoolVar(&sf.verbose, "verbose", false, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, mcpUsage)
@@ -78,9 +107,20 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
 	if *modeFlag != "" {
-		if _, err := parseMode(*modeFlag); err != nil {
+		mode, err := parseMode(*modeFlag)
+		if err != nil {
 			return mcpUsageError(stderr, err.Error())
 		}
+		sf.mode = mode
+	}
+	if sf.token == "" {
+		sf.token = os.Getenv(tokenEnv)
+	}
+	if sf.httpAddr != "" && sf.token == "" && !mcp.IsLoopbackAddr(sf.httpAddr) {
+		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
+			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
+			"or listen on a loopback address such as 127.0.0.1:%s\n", sf.httpAddr, tokenEnv, portOf(sf.httpAddr))
+		return exitUsage
 	}
 
 	path := *configPath
@@ -91,7 +131,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return exitFailure
 		}
 	}
-	servers, tsConfig, err := loadServeConfig(path, runtime.Mode(*modeFlag))
+	lc, err := loadServeConfig(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -100,30 +140,42 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
 	}
+	printWarnings(stderr, "toolsearch mcp serve: "+path, lc.warnings)
+	servers, tsConfig := lc.servers, lc.toolSearch
+	if sf.mode != "" {
+		if sf.mode != tsConfig.Mode {
+			fmt.Fprintf(stderr, "toolsearch mcp serve: --mode %s overrides the mode of %s (%s)\n", sf.mode, path, tsConfig.Mode)
+		}
+		tsConfig.Mode, tsConfig.Enabled = sf.mode, sf.mode != runtime.ModeOff
+	}
 	skipSelfReferences(stderr, "toolsearch mcp serve", servers)
 	if len(servers.Servers) == 0 {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, mcp.ConfigKey)
 	}
-	return serveMCP(ctx, servers, tsConfig, *httpAddr, *verbose, stdin, stdout, stderr)
+	return serveMCP(ctx, servers, tsConfig, sf, stdin, stdout, stderr)
 }
 
-// loadServeConfig reads the servers and tools.toolSearch from one file. Serving means Tool Search is on: an
-// unset or disabled tools.toolSearch still gets its limits from the file, with the mode of the flag, else of the
-// file, else code.
-func loadServeConfig(path string, mode runtime.Mode) (*mcp.Config, runtime.Config, error) {
+// portOf is the port of a listen address, for the hint to listen on loopback instead.
+func portOf(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err == nil && port != "" {
+		return port
+	}
+	return "8931"
+}
+
+// loadServeConfig reads the servers and tools.toolSearch from one file, and says which mode the file asks for.
+// A file without tools.toolSearch serves code mode, since putting Tool Search in front of the servers is what
+// `mcp serve` is for; toolSearch: false (or enabled: false, or mode: "off") serves them directly, as a plain
+// proxy.
+func loadServeConfig(path string) (*loadedConfig, error) {
 	lc, err := loadConfig(path)
 	if err != nil {
-		return nil, runtime.Config{}, err
+		return nil, err
 	}
-	servers, cfg := lc.servers, lc.toolSearch
-	switch {
-	case mode != "":
-		cfg.Mode = mode
-	case !cfg.Enabled || cfg.Mode == runtime.ModeOff:
-		cfg.Mode = runtime.ModeCode
+	if !lc.toolSearchSet {
+		lc.toolSearch.Enabled, lc.toolSearch.Mode = true, runtime.ModeCode
 	}
-	cfg.Enabled = true
-	return servers, cfg, nil
+	return lc, nil
 }
 
 // selfReferences finds servers that would run this very binary as `mcp serve`: easy to get by pointing --config
@@ -156,23 +208,36 @@ func selfReferences(cfg *mcp.Config) []string {
 	return names
 }
 
-func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, httpAddr string, verbose bool,
+func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, sf serveFlags,
 	stdin io.Reader, stdout, stderr io.Writer) int {
 	level := slog.LevelWarn
 	srcOpts := &mcp.Options{Progress: stderr, ChildEnv: childEnv()}
-	if verbose {
+	if sf.verbose {
 		level = slog.LevelInfo
 		srcOpts.ServerStderr = stderr
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	src, err := mcp.New(ctx, servers, srcOpts)
+	// Servers start in the background: the client is answered at once, and a server that is slow to start (or
+	// hangs) adds its tools when it is ready, without holding anyone up.
+	background, cancel := context.WithCancel(ctx)
+	cancel()
+	src, err := mcp.New(background, servers, srcOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
 	}
 	defer closeWithin(stderr, "mcp servers", src.Close)
-	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: cachedSandbox(cfg)})
+	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: cachedSandbox(cfg)}
+	if sf.sessionLogs != "" {
+		logs, err := runtime.NewSessionLogDir(sf.sessionLogs)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
+			return exitFailure
+		}
+		rtOpts.SessionLog = logs
+	}
+	rt, err := runtime.New(ctx, rtOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -181,23 +246,20 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, http
 	if reason := rt.FallbackReason(); reason != "" {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: code mode is unavailable here (%s); serving tools mode\n", reason)
 	}
-	srv, err := mcp.NewServer(ctx, rt, src, &mcp.ServerOptions{Version: version, Logger: logger})
+	srv, err := mcp.NewServer(ctx, rt, src, &mcp.ServerOptions{Version: version, Logger: logger,
+		BearerToken: sf.token, AllowedOrigins: sf.origins})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
 	}
 	defer srv.Close()
-	ready := 0
-	for _, st := range src.Status() {
-		if st.State == mcp.StateReady {
-			ready++
-		}
+	what := fmt.Sprintf("%s mode over %d server(s)", rt.Mode(), len(servers.Servers))
+	if rt.Mode() == runtime.ModeOff {
+		what = fmt.Sprintf("every tool of %d server(s) directly (off mode)", len(servers.Servers))
 	}
-	tools := len(src.Tools())
 
-	if httpAddr == "" {
-		fmt.Fprintf(stderr, "toolsearch: %d tool(s) of %d/%d server(s) behind %s mode, on stdio\n",
-			tools, ready, len(servers.Servers), rt.Mode())
+	if sf.httpAddr == "" {
+		fmt.Fprintf(stderr, "toolsearch: serving %s on stdio\n", what)
 		if err := srv.Run(ctx, stdin, stdout); err != nil {
 			fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 			return exitFailure
@@ -205,7 +267,7 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, http
 		return exitOK
 	}
 
-	ln, err := net.Listen("tcp", httpAddr)
+	ln, err := net.Listen("tcp", sf.httpAddr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -213,8 +275,11 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, http
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "toolsearch: %d tool(s) of %d/%d server(s) behind %s mode, at http://%s/mcp\n",
-		tools, ready, len(servers.Servers), rt.Mode(), ln.Addr())
+	auth := "no token: loopback only"
+	if sf.token != "" {
+		auth = "bearer token required"
+	}
+	fmt.Fprintf(stderr, "toolsearch: serving %s at http://%s/mcp (%s)\n", what, ln.Addr(), auth)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -223,8 +288,8 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, http
 		return exitFailure
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancelShutdown()
 	if err := hs.Shutdown(shutdownCtx); err != nil {
 		// Streamable HTTP keeps a stream open per session; past the bound they are cut.
 		hs.Close()

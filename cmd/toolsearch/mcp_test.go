@@ -4,15 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,6 +40,11 @@ func init() {
 // serveUpstream serves its tools directly (Tool Search off), as any plain MCP server would: "github" has two
 // issue tools, any other name one mail tool.
 func serveUpstream(name string) int {
+	if name == "hung" {
+		// Starts, then never answers: not even initialize.
+		time.Sleep(time.Hour)
+		return 0
+	}
 	ctx := context.Background()
 	rt, err := runtime.New(ctx, &runtime.Options{Config: runtime.Config{Mode: runtime.ModeOff}})
 	if err != nil {
@@ -136,25 +146,26 @@ func TestMCPServeConfigErrors(t *testing.T) {
 
 func TestLoadServeConfigMode(t *testing.T) {
 	tests := []struct {
-		file string
-		flag runtime.Mode
-		want runtime.Mode
+		file    string
+		want    runtime.Mode
+		enabled bool
 	}{
-		{`{}`, "", runtime.ModeCode},
-		{`{"tools": {"toolSearch": false}}`, "", runtime.ModeCode},
-		{`{"tools": {"toolSearch": {"mode": "directory"}}}`, "", runtime.ModeDirectory},
-		{`{"tools": {"toolSearch": {"mode": "directory"}}}`, runtime.ModeTools, runtime.ModeTools},
-		{`{"tools": {"toolSearch": {"enabled": false, "mode": "tools", "codeTimeoutMs": 2000}}}`, "", runtime.ModeCode},
+		{`{}`, runtime.ModeCode, true},
+		{`{"tools": {"toolSearch": true}}`, runtime.ModeCode, true},
+		{`{"tools": {"toolSearch": false}}`, runtime.ModeOff, false},
+		{`{"tools": {"toolSearch": {"mode": "off"}}}`, runtime.ModeOff, false},
+		{`{"tools": {"toolSearch": {"mode": "directory"}}}`, runtime.ModeDirectory, true},
+		{`{"tools": {"toolSearch": {"enabled": false, "mode": "tools", "codeTimeoutMs": 2000}}}`, runtime.ModeOff, false},
 	}
 	for _, tc := range tests {
-		_, cfg, err := loadServeConfig(writeFile(t, "c.json", tc.file), tc.flag)
+		lc, err := loadServeConfig(writeFile(t, "c.json", tc.file))
 		require.NoError(t, err, tc.file)
-		assert.True(t, cfg.Enabled, tc.file)
-		assert.Equal(t, tc.want, cfg.Mode, tc.file)
+		assert.Equal(t, tc.enabled, lc.toolSearch.Enabled, tc.file)
+		assert.Equal(t, tc.want, lc.toolSearch.Mode, tc.file)
 	}
-	_, cfg, err := loadServeConfig(writeFile(t, "c.json", `{"tools": {"toolSearch": {"codeTimeoutMs": 2000}}}`), "")
+	lc, err := loadServeConfig(writeFile(t, "c.json", `{"tools": {"toolSearch": {"codeTimeoutMs": 2000}}}`))
 	require.NoError(t, err)
-	assert.Equal(t, 2000, cfg.CodeTimeoutMs, "the file's limits apply")
+	assert.Equal(t, 2000, lc.toolSearch.CodeTimeoutMs, "the file's limits apply")
 }
 
 // lockedBuffer collects the stderr of a command running in another goroutine.
@@ -207,6 +218,15 @@ func callTool(t *testing.T, tools map[string]catalog.Tool, name string, args any
 	return strings.Join(parts, "\n"), res.IsError
 }
 
+// awaitTool waits until tool_search finds a tool: servers start in the background, after the front answers.
+func awaitTool(t *testing.T, tools map[string]catalog.Tool, query, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		text, isErr := callTool(t, tools, "tool_search", map[string]any{"query": query})
+		return !isErr && strings.Contains(text, id)
+	}, time.Minute, 20*time.Millisecond, "tool_search never found %s", id)
+}
+
 func toolNames(tools map[string]catalog.Tool) []string {
 	var out []string
 	for name := range tools {
@@ -229,15 +249,15 @@ func TestMCPServeOverHTTP(t *testing.T) {
 	require.Eventually(t, func() bool { return addr.MatchString(stderr.String()) }, time.Minute, 20*time.Millisecond,
 		"no address on stderr: %s", stderr.String())
 	url := addr.FindStringSubmatch(stderr.String())[1]
-	assert.Contains(t, stderr.String(), "mcp: github: ready: 2 tool(s)", "progress on stderr")
-	assert.Contains(t, stderr.String(), "toolsearch: 3 tool(s) of 2/2 server(s) behind tools mode")
+	assert.Contains(t, stderr.String(), "toolsearch: serving tools mode over 2 server(s) at http://127.0.0.1:")
+	assert.Contains(t, stderr.String(), "(no token: loopback only)")
 
 	_, tools := client(t, mcp.ServerConfig{URL: url})
 	assert.ElementsMatch(t, []string{"tool_search", "tool_describe", "tool_call"}, toolNames(tools))
-	text, isErr := callTool(t, tools, "tool_search", map[string]any{"query": "send an email"})
-	require.False(t, isErr, text)
-	assert.Contains(t, text, "mcp:mail:send_email")
-	text, isErr = callTool(t, tools, "tool_call", map[string]any{"id": "mcp:mail:send_email", "args": map[string]any{"title": "hi"}})
+	awaitTool(t, tools, "send an email", "mcp:mail:send_email")
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "mcp: github: ready: 2 tool(s)") },
+		time.Minute, 20*time.Millisecond, "progress on stderr: %s", stderr.String())
+	text, isErr := callTool(t, tools, "tool_call", map[string]any{"id": "mcp:mail:send_email", "args": map[string]any{"title": "hi"}})
 	require.False(t, isErr, text)
 	assert.Contains(t, text, "sent: hi")
 
@@ -265,10 +285,8 @@ func TestMCPServeBinaryOverStdio(t *testing.T) {
 	t.Run("tools", func(t *testing.T) {
 		_, tools := client(t, mcp.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", cfg}})
 		assert.ElementsMatch(t, []string{"tool_search", "tool_describe", "tool_call"}, toolNames(tools))
-		text, isErr := callTool(t, tools, "tool_search", map[string]any{"query": "open a github issue"})
-		require.False(t, isErr, text)
-		assert.Contains(t, text, "mcp:github:create_issue")
-		text, isErr = callTool(t, tools, "tool_describe", map[string]any{"id": "mcp:github:create_issue"})
+		awaitTool(t, tools, "open a github issue", "mcp:github:create_issue")
+		text, isErr := callTool(t, tools, "tool_describe", map[string]any{"id": "mcp:github:create_issue"})
 		require.False(t, isErr, text)
 		assert.Contains(t, text, `"required"`)
 		text, isErr = callTool(t, tools, "tool_call", map[string]any{"id": "mcp:github:create_issue", "args": map[string]any{"title": "it works"}})
@@ -281,6 +299,10 @@ func TestMCPServeBinaryOverStdio(t *testing.T) {
 	t.Run("code", func(t *testing.T) {
 		_, tools := client(t, mcp.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", cfg, "--mode", "code"}})
 		assert.Equal(t, []string{"tool_search_code"}, toolNames(tools))
+		require.Eventually(t, func() bool {
+			text, isErr := callTool(t, tools, "tool_search_code", map[string]any{"code": `return (await openclaw.tools.search("send an email")).length`})
+			return !isErr && !strings.Contains(text, `"value":0`)
+		}, time.Minute, 20*time.Millisecond, "servers start in the background")
 		code := `const [hit] = await openclaw.tools.search("send an email", {limit: 1});
 const r = await openclaw.tools.call(hit.id, {title: "from code"});
 return {id: hit.id, text: r.result.content[0].text};`
@@ -318,4 +340,180 @@ func TestMCPServeUsesCompilationCache(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(cache, "toolsearch", "wazero"))
 	require.NoError(t, err)
 	assert.NotEmpty(t, entries, "compiled code is cached")
+}
+
+// serveInProcess runs `toolsearch mcp serve` in-process over pipes, as an MCP client would start it, and connects
+// a go-sdk client to it; the time Connect took is initialize's round trip from the command's start.
+func serveInProcess(t *testing.T, opts *sdk.ClientOptions, args ...string) (*sdk.ClientSession, time.Duration, *lockedBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	toServerR, toServerW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	stderr := &lockedBuffer{}
+	exited := make(chan int, 1)
+	began := time.Now()
+	go func() {
+		exited <- run(ctx, append([]string{"mcp", "serve"}, args...), toServerR, toClientW, stderr)
+		toClientW.Close()
+	}()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, opts)
+	sess, err := client.Connect(t.Context(), &sdk.IOTransport{Reader: toClientR, Writer: toServerW}, nil)
+	require.NoError(t, err, stderr.String())
+	took := time.Since(began)
+	t.Cleanup(func() {
+		sess.Close()
+		cancel()
+		select {
+		case code := <-exited:
+			assert.Equal(t, exitOK, code, stderr.String())
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	return sess, took, stderr
+}
+
+func sdkCall(t *testing.T, sess *sdk.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), res.IsError
+}
+
+func TestMCPServeAnswersAtOnceWhileAServerHangs(t *testing.T) {
+	cfg := writeFile(t, "config.json", fmt.Sprintf(`{
+  "mcpServers": {
+    "hung": {"command": %q, "args": ["-test.run=^$"], "env": {%q: "hung"}},
+    "mail": {"command": %[1]q, "args": ["-test.run=^$"], "env": {%[2]q: "mail"}},
+  },
+}`, os.Args[0], upstreamEnv))
+	logs := t.TempDir()
+	sess, took, stderr := serveInProcess(t, nil, "--config", cfg, "--mode", "tools", "--session-log", logs)
+	assert.Less(t, took, time.Second, "initialize is answered at once, whatever the servers do")
+	require.Eventually(t, func() bool {
+		text, isErr := sdkCall(t, sess, "tool_search", map[string]any{"query": "send an email"})
+		return !isErr && strings.Contains(text, "mcp:mail:send_email")
+	}, time.Minute, 20*time.Millisecond, "the healthy server's tools are found: %s", stderr.String())
+	text, isErr := sdkCall(t, sess, "tool_call", map[string]any{"id": "mcp:mail:send_email", "args": map[string]any{"title": "hi"}})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "sent: hi")
+	assert.NotContains(t, stderr.String(), "mcp: hung: ready")
+
+	// The client's session log is its own, and complete once it has gone: every run it started has ended (a
+	// server that came up started a new run over the new catalog).
+	sess.Close()
+	require.Eventually(t, func() bool {
+		records, err := runtime.ReadSessionLog(filepath.Join(logs, "mcp-serve-c1.jsonl"))
+		starts, ends := 0, 0
+		for _, r := range records {
+			switch r.Type {
+			case runtime.RecordRunStart:
+				starts++
+			case runtime.RecordRunEnd:
+				ends++
+			}
+		}
+		calls := runtime.Summarize(records).Calls
+		return err == nil && starts == ends && len(calls) == 1 && calls[0].ToolID == "mcp:mail:send_email"
+	}, 10*time.Second, 20*time.Millisecond, "runs are written in batches, and at their end")
+}
+
+func TestMCPServeOffModeAndModeFlag(t *testing.T) {
+	cfg := writeFile(t, "config.json", fmt.Sprintf(`{
+  "mcpServers": {
+    "github": {"command": %q, "args": ["-test.run=^$"], "env": {%q: "github"}},
+    "mail": {"command": %[1]q, "args": ["-test.run=^$"], "env": {%[2]q: "mail"}},
+  },
+  "tools": {"toolSearch": false},
+}`, os.Args[0], upstreamEnv))
+	var changed atomic.Int32
+	sess, _, stderr := serveInProcess(t, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed.Add(1) },
+	}, "--config", cfg)
+	require.Eventually(t, func() bool { return len(listSDKNames(t, sess)) == 3 }, time.Minute, 20*time.Millisecond, stderr.String())
+	assert.Equal(t, []string{"close_issue", "create_issue", "send_email"}, listSDKNames(t, sess), "toolSearch: false serves every tool directly")
+	require.Eventually(t, func() bool { return changed.Load() > 0 }, 10*time.Second, 10*time.Millisecond, "tools/list_changed as servers came up")
+	assert.Contains(t, stderr.String(), "serving every tool of 2 server(s) directly (off mode)")
+	text, isErr := sdkCall(t, sess, "send_email", map[string]any{"title": "direct"})
+	require.False(t, isErr, text)
+	assert.Equal(t, "sent: direct", text)
+
+	sess, _, stderr = serveInProcess(t, nil, "--config", cfg, "--mode", "tools")
+	assert.Contains(t, stderr.String(), "--mode tools overrides the mode of "+cfg+" (off)")
+	assert.Equal(t, []string{"tool_call", "tool_describe", "tool_search"}, listSDKNames(t, sess))
+}
+
+func listSDKNames(t *testing.T, sess *sdk.ClientSession) []string {
+	t.Helper()
+	var out []string
+	for tool, err := range sess.Tools(t.Context(), nil) {
+		require.NoError(t, err)
+		out = append(out, tool.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestMCPServeHTTPAccess(t *testing.T) {
+	cfg := upstreamConfig(t, "tools")
+	t.Setenv(tokenEnv, "")
+	code, _, stderr := runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", "0.0.0.0:0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "can be reached from other machines")
+	assert.Contains(t, stderr, tokenEnv+"=<a long random secret>")
+	assert.Contains(t, stderr, "--token")
+	code, _, stderr = runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", ":0")
+	assert.Equal(t, exitUsage, code, "no host is every interface")
+	assert.Contains(t, stderr, tokenEnv)
+
+	const token = "a-long-random-secret-for-the-test"
+	t.Setenv(tokenEnv, token)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errb := &lockedBuffer{}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(ctx, []string{"mcp", "serve", "--config", cfg, "--http", "0.0.0.0:0"}, strings.NewReader(""), &lockedBuffer{}, errb)
+	}()
+	addr := regexp.MustCompile(`at http://\[?[0-9a-f:.]+\]?:(\d+)/mcp \(bearer token required\)`)
+	require.Eventually(t, func() bool { return addr.MatchString(errb.String()) }, time.Minute, 20*time.Millisecond, errb.String())
+	url := "http://127.0.0.1:" + addr.FindStringSubmatch(errb.String())[1] + "/mcp"
+	assert.NotContains(t, errb.String(), token, "the token is never logged")
+
+	status := func(header map[string]string) int {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		assert.NotContains(t, string(body), token)
+		return res.StatusCode
+	}
+	assert.Equal(t, http.StatusUnauthorized, status(nil), "no token")
+	assert.Equal(t, http.StatusUnauthorized, status(map[string]string{"Authorization": "Bearer " + token + "x"}))
+	assert.Equal(t, http.StatusOK, status(map[string]string{"Authorization": "Bearer " + token}))
+	assert.Equal(t, http.StatusForbidden, status(map[string]string{"Authorization": "Bearer " + token, "Origin": "http://evil.example"}),
+		"a foreign origin")
+
+	cancel()
+	select {
+	case code := <-exited:
+		assert.Equal(t, exitOK, code, errb.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop when its context ended")
+	}
+	assert.NotContains(t, errb.String(), token, "the token is never logged")
 }

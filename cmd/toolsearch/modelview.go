@@ -55,6 +55,11 @@ func modelViewConfig(source toolSource) (runtime.Config, error) {
 	if source.mcpConfigPath == "" {
 		return runtime.Config{Enabled: true, Mode: runtime.ModeTools}, nil
 	}
-	_, cfg, err := loadServeConfig(source.mcpConfigPath, runtime.ModeTools)
-	return cfg, err
+	lc, err := loadServeConfig(source.mcpConfigPath)
+	if err != nil {
+		return runtime.Config{}, err
+	}
+	cfg := lc.toolSearch
+	cfg.Enabled, cfg.Mode = true, runtime.ModeTools
+	return cfg, nil
 }
