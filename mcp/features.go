@@ -50,13 +50,12 @@ type frontEvents interface {
 // events fans the notifications of shared sessions out to the fronts of a Source, and keeps what the fronts
 // asked of those sessions (a log level, resource subscriptions) so that a session that starts again gets it too.
 type events struct {
-	mu       sync.Mutex
-	fronts   map[frontEvents]struct{}
-	changed  chan struct{} // closed at the next change of any server's features
-	level    sdk.LoggingLevel
-	subs     map[subscription]int // shared subscriptions by how many clients hold them
-	closed   bool
-	watchers sync.WaitGroup
+	mu      sync.Mutex
+	fronts  map[frontEvents]struct{}
+	changed chan struct{} // closed at the next change of any server's features
+	level   sdk.LoggingLevel
+	subs    map[subscription]int // shared subscriptions by how many clients hold them
+	closed  bool
 }
 
 type subscription struct {
@@ -119,10 +118,9 @@ func (s *Source) closeEvents() {
 	s.events.mu.Lock()
 	defer s.events.mu.Unlock()
 	s.events.closed = true
-	if s.events.changed != nil {
-		close(s.events.changed)
+	if s.events.changed == nil {
+		s.events.changed = make(chan struct{})
 	}
-	s.events.changed = make(chan struct{})
 	close(s.events.changed)
 }
 
@@ -227,7 +225,7 @@ func (u *upstream) withTimeout(parent context.Context, f func(ctx context.Contex
 // it current and tells the fronts. A listing that fails keeps the last one: the server's tools still work, and
 // the supervisor notices a dead session by itself.
 func (u *upstream) listFeatures(parent context.Context, sess *sdk.ClientSession, caps sdk.ServerCapabilities) {
-	ctx, cancel := context.WithTimeout(parent, u.src.opts.startTimeout)
+	ctx, cancel := context.WithTimeout(parent, u.startTimeout())
 	defer cancel()
 	var resources []*sdk.Resource
 	var templates []*sdk.ResourceTemplate

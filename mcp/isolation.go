@@ -78,7 +78,7 @@ func (c *clientScope) session(ctx context.Context, u *upstream, op string) (*sdk
 // start connects the client's own session of u. A session that fails to start is forgotten, so that the next
 // call tries again; one that ends later is forgotten when it ends.
 func (c *clientScope) start(u *upstream, is *isolatedSession) {
-	ctx, cancel := context.WithTimeout(c.src.ctx, c.src.opts.startTimeout)
+	ctx, cancel := context.WithTimeout(c.src.ctx, u.startTimeout())
 	defer cancel()
 	defer close(is.ready)
 	conn, err := u.dial(ctx, u)

@@ -56,11 +56,20 @@ func passMeta(m map[string]any) map[string]any {
 	return out
 }
 
-// reservedMetaKey reports whether a _meta key has a prefix that MCP reserves for itself
-// ("io.modelcontextprotocol/...", "modelcontextprotocol.io/...").
+// reservedMetaKey reports whether a _meta key has a prefix that MCP reserves for itself: one with a label
+// "modelcontextprotocol" or "mcp" ("io.modelcontextprotocol/protocolVersion", "modelcontextprotocol.io/x",
+// "dev.mcp/y").
 func reservedMetaKey(k string) bool {
 	prefix, _, ok := strings.Cut(k, "/")
-	return ok && strings.Contains(prefix, "modelcontextprotocol")
+	if !ok {
+		return false
+	}
+	for _, label := range strings.Split(prefix, ".") {
+		if label == "modelcontextprotocol" || label == "mcp" {
+			return true
+		}
+	}
+	return false
 }
 
 // prepareCall fills the _meta of an upstream tools/call from the request's scope and routes the upstream's

@@ -395,6 +395,7 @@ func TestMCPServeAnswersAtOnceWhileAServerHangs(t *testing.T) {
 }`, os.Args[0], upstreamEnv))
 	logs := t.TempDir()
 	sess, took, stderr := serveInProcess(t, nil, "--config", cfg, "--mode", "tools", "--session-log", logs)
+	t.Logf("initialize answered %s after the command started", took)
 	assert.Less(t, took, time.Second, "initialize is answered at once, whatever the servers do")
 	require.Eventually(t, func() bool {
 		text, isErr := sdkCall(t, sess, "tool_search", map[string]any{"query": "send an email"})
