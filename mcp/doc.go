@@ -31,8 +31,24 @@
 // fail at once with an error that names the server and the reason (its exit status and last stderr line for
 // a child process), through the runtime's availability check. The other servers never notice. The server is
 // retried with exponential backoff and jitter (Options.RetryDelay, Options.MaxRetryDelay); once it is back, the
-// same tools work again. Nothing a server sends is trusted to be finite: listings are bounded
-// (MaxToolsPerServer, MaxSchemaBytes, a cursor that repeats), and broken tools are dropped one by one.
+// same tools work again. Nothing a server sends is trusted to be finite: every message is bounded
+// (MaxMessageBytes); each page of a listing is cut into raw tool definitions before the SDK decodes anything of
+// it, so an oversized tool (MaxToolBytes, MaxSchemaBytes) is dropped there and no schema is ever decoded into
+// maps; a listing stops at MaxListingBytes, MaxToolsPerServer or a cursor that repeats; broken tools are dropped
+// one by one. Each attempt to start a server is bounded by its ServerConfig.StartTimeoutMs or
+// Options.StartTimeout, and New says on the progress writer which servers it is still waiting for.
+//
+// # Credentials, lazy servers
+//
+// A streamable HTTP server's headers take ${NAME} references to environment variables, resolved at each start
+// (a variable that is not set fails the start, naming it). Their values are never logged or put into errors,
+// and every message the server sends has them replaced by Redacted before anything reads it, so a server that
+// echoes a token cannot leak it into an error, a log or the model's context. RedactConfigValue hides literal
+// header values from commands that print config values.
+//
+// A lazy server (ServerConfig.Lazy) is started on its first call. Until then its tools come from the schema
+// cache (Options.SchemaCacheDir), one file per server config holding its last listing, checked by the rules of
+// a listing when it is read; a server without a usable entry starts at once, and progress says why.
 //
 // Child processes get their own process group. Source.Close closes every session and stops every child the
 // way the MCP spec asks — stdin closed, then SIGTERM, then SIGKILL to the whole group — within a bound
@@ -94,6 +110,11 @@
 //     when the reader does (for standard input, when the process exits).
 //   - A streamable HTTP server's dropped event stream is first retried by the SDK itself; only when that gives
 //     up does the Source mark the server unavailable and reconnect.
+//   - Tools reach the SDK without their schemas (see listing.go), so the SDK cannot mirror arguments into HTTP
+//     headers for tools that declare x-mcp-header (MCP protocol version 2026-07-28 and later).
+//   - The SDK's own framing of a stdio message allocates about eight times its size (garbage, not live memory):
+//     a listing that MaxListingBytes stops after two 16 MiB pages costs about 500 MiB of allocation and 150 MiB
+//     of heap at its peak.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"unicode/utf8"
 
@@ -99,6 +100,9 @@ func rewriteToolsPage(result []byte) ([]byte, error) {
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF { // nothing may follow
+		return nil, errPageShape
 	}
 	meta, err := json.Marshal(map[string]pageReport{pageMetaKey: report})
 	if err != nil {
