@@ -225,8 +225,10 @@ func (t *httpUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := io.ReadAll(io.LimitReader(body, maxPeekBytes))
 			body.Close()
-			if msg, err := jsonrpc.DecodeMessage(data); err == nil {
-				t.pending.noteRequest(msg)
+			if bytes.Contains(data, []byte(`"tools/list"`)) {
+				if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+					t.pending.noteRequest(msg)
+				}
 			}
 		}
 	}

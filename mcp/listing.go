@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // A tools/list page is rewritten before the SDK decodes it. The SDK would decode every schema into
@@ -21,7 +22,7 @@ import (
 // string (the "carrier") in place of its inputSchema, which list parses into raw schemas without ever building a
 // map. The page reports its size and what was dropped under pageMetaKey in its _meta.
 //
-// The carrier is the tool's _meta, {"io.toolsearch/tool": "<the tool as compact JSON>"}, because the SDK leaves a
+// The carrier is the tool's _meta, {"io.toolsearch/tool": "<the tool's JSON>"}, because the SDK leaves a
 // tool's _meta alone, while it re-encodes every inputSchema to look for header annotations.
 
 // pageMetaKey is the key of the filter's report in the _meta of a rewritten tools/list result; toolMetaKey that
@@ -137,26 +138,21 @@ func rewriteTools(dec *json.Decoder, out *bytes.Buffer, report *pageReport) erro
 	}
 	out.WriteByte('[')
 	first := true
-	var compact bytes.Buffer
 	for dec.More() {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		var head struct {
-			Name json.RawMessage `json:"name"`
-		}
-		isObject := raw[0] == '{'
-		if isObject {
-			// Scans the tool without keeping more than its name.
-			_ = json.Unmarshal(raw, &head)
-		}
 		switch {
 		case len(raw) > MaxToolBytes:
+			var head struct {
+				Name json.RawMessage `json:"name"`
+			}
+			_ = json.Unmarshal(raw, &head) // scans the tool without keeping more than its name
 			report.Dropped = append(report.Dropped, droppedTool{Name: quotedName(head.Name),
 				Reason: fmt.Sprintf("its definition is %d bytes, more than %d", len(raw), MaxToolBytes)})
 			continue
-		case !isObject:
+		case raw[0] != '{':
 			report.Dropped = append(report.Dropped, droppedTool{Reason: "an entry of the listing is not an object"})
 			continue
 		}
@@ -164,18 +160,8 @@ func rewriteTools(dec *json.Decoder, out *bytes.Buffer, report *pageReport) erro
 			out.WriteByte(',')
 		}
 		first = false
-		out.WriteByte('{')
-		if len(head.Name) > 0 && head.Name[0] == '"' {
-			out.WriteString(`"name":`)
-			out.Write(head.Name)
-			out.WriteByte(',')
-		}
-		compact.Reset()
-		if err := json.Compact(&compact, raw); err != nil {
-			return err
-		}
-		out.WriteString(`"_meta":{"` + toolMetaKey + `":`)
-		writeJSONString(out, compact.Bytes())
+		out.WriteString(`{"_meta":{"` + toolMetaKey + `":`)
+		writeJSONString(out, raw)
 		out.WriteString(`}}`)
 	}
 	if _, err := dec.Token(); err != nil { // the closing bracket
@@ -199,15 +185,11 @@ func cutUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
+	return textcut.Prefix(s, n) + "..."
 }
 
-// writeJSONString writes s, valid compact JSON or a key the decoder unquoted, as a JSON string. Compact JSON
-// holds no control characters outside its strings, and those inside are escaped already; a key may hold any.
-// Unlike encoding/json, it does not escape <, > and & for HTML, which would make a schema full of them six times
+// writeJSONString writes s (a tool's JSON, or a key the decoder unquoted) as a JSON string. Unlike
+// encoding/json, it does not escape <, > and & for HTML, which would make a schema full of them six times
 // larger, and it writes straight into out.
 func writeJSONString(out *bytes.Buffer, s []byte) {
 	out.Grow(len(s) + len(s)/8 + 2)
@@ -218,11 +200,18 @@ func writeJSONString(out *bytes.Buffer, s []byte) {
 			continue
 		}
 		out.Write(s[from:i])
-		if c < 0x20 {
-			fmt.Fprintf(out, `\u%04x`, c)
-		} else {
+		switch c {
+		case '\n':
+			out.WriteString(`\n`)
+		case '\r':
+			out.WriteString(`\r`)
+		case '\t':
+			out.WriteString(`\t`)
+		case '"', '\\':
 			out.WriteByte('\\')
 			out.WriteByte(c)
+		default:
+			fmt.Fprintf(out, `\u%04x`, c)
 		}
 		from = i + 1
 	}

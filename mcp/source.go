@@ -171,8 +171,8 @@ func (o *Options) resolve() options {
 // or failed its first attempt (each attempt is bounded by Options.StartTimeout or the server's StartTimeoutMs),
 // or when ctx ends; meanwhile the progress writer says which servers it is still waiting for. A lazy server with
 // cached tools is not waited for: it starts on first use. ctx bounds only that wait: servers still starting
-// then, and failed ones, keep being tried in the background until Close. A server that fails never makes New fail; the error is reserved for an invalid config. The caller must
-// Close the Source.
+// then, and failed ones, keep being tried in the background until Close. A server that fails never makes New
+// fail; the error is reserved for an invalid config. The caller must Close the Source.
 func New(ctx context.Context, cfg *Config, opts *Options) (*Source, error) {
 	return newSource(ctx, cfg, opts, dialConfigured)
 }
