@@ -236,14 +236,14 @@ func pageReportOf(res *sdk.ListToolsResult) (pageReport, bool) {
 // remoteTool is one tool of a listing as list keeps it: raw schemas, no decoded maps.
 type remoteTool struct {
 	Name         string             `json:"name"`
-	Title        string             `json:"title"`
-	Description  string             `json:"description"`
-	InputSchema  json.RawMessage    `json:"inputSchema"`
-	OutputSchema json.RawMessage    `json:"outputSchema"`
-	Annotations  *remoteAnnotations `json:"annotations"`
+	Title        string             `json:"title,omitempty"`
+	Description  string             `json:"description,omitempty"`
+	InputSchema  json.RawMessage    `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage    `json:"outputSchema,omitempty"`
+	Annotations  *remoteAnnotations `json:"annotations,omitempty"`
 	// Meta and Icons are kept raw for the front's off mode, which offers a tool as its server listed it.
-	Meta  json.RawMessage `json:"_meta"`
-	Icons json.RawMessage `json:"icons"`
+	Meta  json.RawMessage `json:"_meta,omitempty"`
+	Icons json.RawMessage `json:"icons,omitempty"`
 }
 
 // remoteAnnotations are a tool's MCP annotations; a hint the server left out is nil.
@@ -271,8 +271,12 @@ func parseCarrier(t *sdk.Tool) (remoteTool, error) {
 
 // size is what a kept tool counts against MaxListingBytes.
 func (rt *remoteTool) size() int {
-	return len(rt.Name) + len(rt.Title) + len(rt.Description) + len(rt.InputSchema) + len(rt.OutputSchema) +
+	n := len(rt.Name) + len(rt.Title) + len(rt.Description) + len(rt.InputSchema) + len(rt.OutputSchema) +
 		len(rt.Meta) + len(rt.Icons)
+	if rt.Annotations != nil {
+		n += len(rt.Annotations.Title)
+	}
+	return n
 }
 
 // listingTransport puts the listing filter between a transport and the SDK. It is used for every transport

@@ -146,3 +146,16 @@ func TestHostileListingsStayBounded(t *testing.T) {
 		})
 	}
 }
+
+// Everything a kept tool holds counts against MaxListingBytes (and a cached listing's bound), whichever field
+// carries it.
+func TestListingCountsEveryField(t *testing.T) {
+	big := strings.Repeat("m", 1000)
+	quoted := json.RawMessage(`"` + big + `"`)
+	for _, rt := range []remoteTool{
+		{Name: big}, {Title: big}, {Description: big}, {InputSchema: quoted}, {OutputSchema: quoted},
+		{Meta: quoted}, {Icons: quoted}, {Annotations: &remoteAnnotations{Title: big}},
+	} {
+		assert.GreaterOrEqual(t, rt.size(), len(big), "%+v", rt.Annotations)
+	}
+}
