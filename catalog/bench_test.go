@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -88,5 +89,50 @@ func TestSyntheticSearchTwin(t *testing.T) {
 			}
 			require.True(t, corrected, "the typo must be corrected to schedule: %v", hits[:3])
 		})
+	}
+}
+
+// unknownIDs are what a model or a script sends that no tool is: a typo, a wrong case, a wrong source, noise, and a
+// megabyte of it.
+func unknownIDs(tools []Tool) []string {
+	name := tools[len(tools)/2].Name
+	return []string{name[:len(name)-1] + "x", strings.ToUpper(name[:1]) + name[1:] + "_", "mcp:nowhere:" + name,
+		"zzzz_nothing_like_it", strings.Repeat("abcdefgh", 1<<17)}
+}
+
+// BenchmarkSuggest is the host work of one unknown id (Lookup, then Suggest), which a script can cause 100 times
+// per run outside its fuel: it must not grow with the catalog the way a scan of every name did (170-250 ms per
+// id at 100,000 tools).
+func BenchmarkSuggest(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			tools := synthTools(n)
+			c, err := New(tools, nil)
+			require.NoError(b, err)
+			ids := unknownIDs(tools)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				q := ids[i%len(ids)]
+				if _, err := c.Lookup(q); err == nil {
+					b.Fatalf("%q resolved", q)
+				}
+				c.Suggest(ctx, q, nil)
+			}
+		})
+	}
+}
+
+func TestSuggestTwin(t *testing.T) {
+	tools := synthTools(1000)
+	c, err := New(tools, nil)
+	require.NoError(t, err)
+	want := tools[len(tools)/2]
+	for _, q := range unknownIDs(tools)[:3] {
+		_, err := c.Lookup(q)
+		require.Error(t, err, q)
+		got := c.Suggest(context.Background(), q, nil)
+		require.NotEmpty(t, got, q)
+		assert.Equal(t, want.ID(), got[0], "the benchmark measures suggestions that find the tool (%q)", q)
 	}
 }

@@ -215,8 +215,8 @@ func (c *Catalog) Stats() Stats {
 func (c *Catalog) RecordCall() { c.stats.calls.Add(1) }
 
 // Lookup resolves an exact id or a unique name. A name shared by several tools is an *AmbiguousToolError; no
-// match is an *UnknownToolError with up to three suggestions. Ids and names are matched exactly first, then
-// ignoring case if that is unambiguous.
+// match is an *UnknownToolError without suggestions (Suggest adds them). Ids and names are matched exactly
+// first, then ignoring case if that is unambiguous. Lookup does constant work whatever the catalog's size.
 func (c *Catalog) Lookup(idOrName string) (*Tool, error) {
 	e, err := c.lookup(idOrName)
 	if err != nil {
@@ -236,9 +236,12 @@ func (c *Catalog) lookup(q string) (*entry, error) {
 		}
 		return es[0], nil
 	}
-	if q != "" {
+	if q != "" && len(q) <= maxQueryBytes {
+		// The index keeps every lowercased name and id, so matching without case costs one map lookup (longer
+		// queries are no name; lowercasing a megabyte would cost more than the lookup is worth).
 		var folded []*entry
-		for _, e := range c.entries {
+		for _, d := range c.ix.exact[strings.ToLower(q)] {
+			e := c.entries[d]
 			if strings.EqualFold(e.id, q) {
 				return e, nil
 			}
@@ -253,7 +256,7 @@ func (c *Catalog) lookup(q string) (*entry, error) {
 			return nil, ambiguous(q, folded)
 		}
 	}
-	return nil, &UnknownToolError{Query: q, Suggestions: c.suggest(q)}
+	return nil, &UnknownToolError{Query: q}
 }
 
 func ambiguous(name string, es []*entry) error {
@@ -268,44 +271,42 @@ func ambiguous(name string, es []*entry) error {
 // maxSuggestions is how many ids an unknown-tool error offers.
 const maxSuggestions = 3
 
-// suggest proposes ids for a query that matched nothing: first tools whose name is a few typos from the query's
-// name part, then the best search hits for it.
-func (c *Catalog) suggest(q string) []string {
-	if q == "" || len(c.entries) == 0 {
+// suggestCandidates is how many ranked tools Suggest considers, so that a few the caller's filter refuses do not
+// leave it with nothing to offer.
+const suggestCandidates = 20
+
+// Suggest proposes up to three ids for a query Lookup did not resolve, best first: a tool whose name is the
+// query's name part (an id with the wrong source), then the best ranked tools for the query, which the index
+// finds typo-tolerantly. Only tools allow accepts are offered (nil accepts all): the policy of a run can change
+// after its catalog was built, and a denied tool must not be named. The work is one bounded search of the index
+// whatever the catalog's size, never a scan of every name; an ended ctx returns nothing.
+func (c *Catalog) Suggest(ctx context.Context, query string, allow func(*Tool) bool) []string {
+	query = strings.TrimSpace(textcut.Prefix(query, maxQueryBytes)) // all of a query the index would read
+	if query == "" || len(c.entries) == 0 || ctx.Err() != nil {
 		return nil
 	}
-	name := strings.ToLower(q)
-	if i := strings.LastIndexByte(name, ':'); i >= 0 {
-		name = name[i+1:]
-	}
-	limit := max(2, len(name)/3)
-	type near struct {
-		e    *entry
-		dist int
-	}
-	var close []near
-	for _, e := range c.entries {
-		if d := editDistance(name, strings.ToLower(e.tool.Name), limit); d <= limit {
-			close = append(close, near{e, d})
-		}
-	}
-	sort.SliceStable(close, func(i, j int) bool { return close[i].dist < close[j].dist })
 	var out []string
-	add := func(id string) {
+	add := func(d uint32) {
+		e := c.entries[d]
+		if len(out) >= maxSuggestions || (allow != nil && !allow(&e.tool)) {
+			return
+		}
 		for _, x := range out {
-			if x == id {
+			if x == e.id {
 				return
 			}
 		}
-		if len(out) < maxSuggestions {
-			out = append(out, id)
-		}
+		out = append(out, e.id)
 	}
-	for _, n := range close {
-		add(n.e.id)
+	name := strings.ToLower(query)
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name = name[i+1:]
 	}
-	for _, r := range c.ix.search(q, maxSuggestions) {
-		add(c.entries[r.doc].id)
+	for _, d := range c.ix.exact[name] {
+		add(d)
+	}
+	for _, r := range c.ix.search(query, suggestCandidates) {
+		add(r.doc)
 	}
 	return out
 }

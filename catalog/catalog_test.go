@@ -181,6 +181,7 @@ func TestLookupAmbiguous(t *testing.T) {
 
 func TestLookupUnknown(t *testing.T) {
 	c := mustNew(t, sampleTools(), nil)
+	ctx := context.Background()
 	tests := []struct {
 		query    string
 		want     string
@@ -197,16 +198,28 @@ func TestLookupUnknown(t *testing.T) {
 			var unk *UnknownToolError
 			require.ErrorAs(t, err, &unk)
 			assert.Equal(t, tc.query, unk.Query)
+			assert.Empty(t, unk.Suggestions, "Lookup itself does constant work")
+			unk.Suggestions = c.Suggest(ctx, unk.Query, nil)
 			assert.Equal(t, tc.suggests, unk.Suggestions)
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
-	_, err := c.Lookup("mcp:github:create_isue")
-	var unk *UnknownToolError
-	require.ErrorAs(t, err, &unk)
-	require.NotEmpty(t, unk.Suggestions)
-	assert.LessOrEqual(t, len(unk.Suggestions), 3)
-	assert.Equal(t, "mcp:github:create_issue", unk.Suggestions[0])
+	got := c.Suggest(ctx, "mcp:github:create_isue", nil)
+	require.NotEmpty(t, got)
+	assert.LessOrEqual(t, len(got), 3)
+	assert.Equal(t, "mcp:github:create_issue", got[0])
+	assert.Equal(t, "mcp:github:create_issue", c.Suggest(ctx, "mcp:gitlab:create_issue", nil)[0], "the right name under the wrong source comes first")
+
+	// The caller's filter decides what may be named, and an ended context stops the work.
+	noWeb := func(t *Tool) bool { return !strings.HasPrefix(t.Name, "web_") }
+	assert.NotContains(t, c.Suggest(ctx, "web_serch", noWeb), "openclaw:core:web_search")
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.Empty(t, c.Suggest(ended, "web_serch", nil))
+
+	// The error quotes a bounded part of a huge query.
+	_, err := c.Lookup(strings.Repeat("x", 1<<20))
+	assert.Less(t, len(err.Error()), 400)
 }
 
 func TestDescribe(t *testing.T) {

@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
 // Sentinel errors. Their text may reach the model, so it says how to recover.
@@ -28,17 +30,24 @@ const MaxBatchQueries = 16
 // recoverHint ends every unknown-tool message: it tells the model what to do next.
 const recoverHint = "Search the catalog and use an exact id from the results."
 
+// maxQuotedQuery is how much of an unknown id an error message repeats.
+const maxQuotedQuery = 200
+
 // UnknownToolError is returned by Lookup, Describe (and the runtime's call) when no cataloged tool has the id or
 // name. A tool the policy denies is unknown too: the model must not learn that it exists.
 type UnknownToolError struct {
 	Query       string
-	Suggestions []string // at most three ids, closest first
+	Suggestions []string // at most three ids, closest first; Lookup leaves it empty, Catalog.Suggest fills it
 }
 
 func (e *UnknownToolError) Error() string {
 	var b strings.Builder
 	b.WriteString("Unknown tool id: ")
-	b.WriteString(e.Query)
+	// The query is what the model (or a script) sent, and can be megabytes: the message quotes enough of it.
+	b.WriteString(textcut.Prefix(e.Query, maxQuotedQuery))
+	if len(e.Query) > maxQuotedQuery {
+		b.WriteString("…")
+	}
 	b.WriteString(". ")
 	if len(e.Suggestions) > 0 {
 		b.WriteString("Did you mean: ")

@@ -71,6 +71,11 @@ func ExampleCatalog_Lookup() {
 		panic(err)
 	}
 	_, err = cat.Lookup("web_serch")
+	var unknown *catalog.UnknownToolError
+	if errors.As(err, &unknown) {
+		// Suggest is a separate, bounded step: the caller says which tools may be named (its current policy).
+		unknown.Suggestions = cat.Suggest(context.Background(), unknown.Query, nil)
+	}
 	fmt.Println(err)
 	// Output:
 	// Unknown tool id: web_serch. Did you mean: openclaw:core:web_search? Search the catalog and use an exact id from the results.

@@ -110,7 +110,7 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 }
 
 func (b *codeBridge) Describe(ctx context.Context, id string) (json.RawMessage, error) {
-	d, err := b.run.describe(b.parent, ViaCode, id)
+	d, err := b.run.describe(ctx, b.parent, ViaCode, id)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -201,7 +202,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		if err != nil {
 			return failed(err.Error()), nil
 		}
-		d, err := r.describe(call.ID, ViaToolCall, id)
+		d, err := r.describe(ctx, call.ID, ViaToolCall, id)
 		if err != nil {
 			return failed(err.Error()), nil
 		}
@@ -296,7 +297,7 @@ func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequ
 }
 
 // describe returns a tool's full schemas. A tool the policy denies now is unknown.
-func (r *Run) describe(callID string, via Via, id string) (*catalog.Description, error) {
+func (r *Run) describe(ctx context.Context, callID string, via Via, id string) (*catalog.Description, error) {
 	r.describes.Add(1)
 	info := &DescribeInfo{CallID: callID, Via: via, ID: id}
 	defer r.record(Record{Type: RecordDescribe, Describe: info})
@@ -305,6 +306,7 @@ func (r *Run) describe(callID string, via Via, id string) (*catalog.Description,
 		err = &catalog.UnknownToolError{Query: strings.TrimSpace(id)}
 	}
 	if err != nil {
+		err = r.withSuggestions(ctx, err)
 		info.Error = err.Error()
 		return nil, err
 	}
@@ -317,13 +319,24 @@ func (r *Run) describe(callID string, via Via, id string) (*catalog.Description,
 	return d, nil
 }
 
+// withSuggestions adds to an unknown-tool error the ids that come closest to what was asked among the tools the
+// run's policy allows now (it can have changed since the catalog was built). The catalog finds them with one
+// bounded search of its index, whatever its size.
+func (r *Run) withSuggestions(ctx context.Context, err error) error {
+	var unknown *catalog.UnknownToolError
+	if errors.As(err, &unknown) {
+		unknown.Suggestions = r.cat.Suggest(ctx, unknown.Query, r.allowed)
+	}
+	return err
+}
+
 // callCatalog resolves a catalog tool by exact id or unique name and runs it through the pipeline under a
 // hidden call id. err is a lookup error (unknown or ambiguous tool) or, when ctx ended, ctx's error.
 func (r *Run) callCatalog(ctx context.Context, o op, parentID string, via Via, req callRequest) (*HiddenCall, *outcome, error) {
 	t, err := r.cat.Lookup(req.id)
 	if err != nil {
 		r.noteRepairs(parentID, via, o, "", req.repairs)
-		return nil, nil, err
+		return nil, nil, r.withSuggestions(ctx, err)
 	}
 	hid := fmt.Sprintf("%s:%s:%s:%d", ToolSearchCodeName, safeCallID(parentID), t.Name, r.seq.Add(1))
 	out, err := r.callTool(ctx, o, t, r.invocation(hid, parentID, via), req.args, req.repairs)
