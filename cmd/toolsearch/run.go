@@ -263,7 +263,8 @@ func runScript(ctx context.Context, cfg runtime.Config, tools []catalog.Tool, co
 		return nil, false, err
 	}
 	out = &runOutput{}
-	if err := json.Unmarshal([]byte(res.Content), out); err != nil {
+	// Details hold the whole code result; Content is the text a model reads, which the runtime may cut.
+	if err := json.Unmarshal(res.Details, out); err != nil {
 		// Not a code result (e.g. the arguments were refused): report the runtime's message as is.
 		out = &runOutput{Error: &hostfns.ErrorInfo{Kind: "internal", Message: res.Content}}
 	}

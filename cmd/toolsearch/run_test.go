@@ -48,6 +48,20 @@ func TestRunSearchesAndCallsThroughTheRuntime(t *testing.T) {
 	assert.Positive(t, out.Usage.MemoryBytes)
 }
 
+// A result larger than what a model is shown in one tool result still prints whole (within the result limit):
+// the CLI reads the code result from Details, not from the cut text.
+func TestRunPrintsLargeResults(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "return 'x'.repeat(300000)", "run", "-")
+	require.Equal(t, exitOK, code, stderr)
+	var out struct {
+		OK    bool
+		Value string
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout[:min(len(stdout), 200)])
+	assert.True(t, out.OK)
+	assert.Len(t, out.Value, 300000)
+}
+
 func TestRunReportsScriptFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name, script string
@@ -60,6 +74,9 @@ func TestRunReportsScriptFailures(t *testing.T) {
 		{"fuel", "for (;;) {}", []string{"--fuel", "100000"}, "fuel"},
 		{"memory", "return new Uint8Array(64 << 20).length", []string{"--memory", "16777216"}, "memory"},
 		{"stack", "function f() { return f() } return f()", nil, "stack"},
+		{"NUL in the source", "return 1\x00; while (true) {}", nil, "syntax"},
+		{"faked out of memory", "throw Object.assign(new Error('out of memory'), {name: 'InternalError'})", nil, "exception"},
+		{"bytecode", "const b = await import('qjs:bjson'); return b.read(new ArrayBuffer(8), 0, 8)", nil, "exception"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tc.script, append(append([]string{"run"}, tc.args...), "-")...)
