@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -339,4 +340,58 @@ func BenchmarkNodeChildColdRun(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// overshootScripts spend their time in the instructions that used to outrun the deadline: bulk memory copies and
+// fills, string building, and a plain loop.
+var overshootScripts = []string{
+	"const a = new Uint8Array(46 << 20); for (;;) a.copyWithin(0, 1)",
+	"const a = new Uint8Array(46 << 20); for (let i = 0; ; i++) a.fill(i)",
+	"for (let i = 0; ; i++) { const s = 'x'.repeat(8 << 20) + i }",
+	"for (;;) { const s = ''.padStart(8 << 20, 'ab') }",
+	"const a = new Array(1 << 20).fill(1); for (;;) a.slice()",
+	"for (;;) {}",
+	"await openclaw.tools.search('x'); for (;;) {}",
+	"const a = new Uint8Array(24 << 20), b = new Uint8Array(24 << 20); for (;;) a.set(b)",
+}
+
+// overshoots runs the eight scripts at once with timeout and returns how late each answer came, sorted.
+func overshoots(tb testing.TB, timeout time.Duration) []time.Duration {
+	s := sandbox(tb)
+	late := make([]time.Duration, len(overshootScripts))
+	errs := make([]error, len(overshootScripts))
+	var wg sync.WaitGroup
+	for i, code := range overshootScripts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			_, errs[i] = s.Run(context.Background(), code, memBridge{}, &hostfns.RunOptions{Timeout: timeout})
+			late[i] = time.Since(start) - timeout
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.Equal(tb, "timeout", hostfns.Describe(err).Kind, "%s: %v", overshootScripts[i], err)
+	}
+	slices.Sort(late)
+	return late
+}
+
+func TestDeadlineOvershootTwin(t *testing.T) {
+	late := overshoots(t, 300*time.Millisecond)
+	t.Logf("answers after the deadline, 8 at once: %v", late)
+}
+
+// BenchmarkDeadlineOvershoot runs eight runaway scripts at once (more than the cores) with a 1 s timeout and
+// reports how late their answers come: the worst (max-ms) and the median (p50-ms). The goal is 50 ms at most.
+func BenchmarkDeadlineOvershoot(b *testing.B) {
+	var worst, median float64
+	for b.Loop() {
+		late := overshoots(b, time.Second)
+		worst = max(worst, float64(late[len(late)-1])/1e6)
+		median += float64(late[len(late)/2]) / 1e6
+	}
+	b.ReportMetric(worst, "max-ms")
+	b.ReportMetric(median/float64(b.N), "p50-ms")
 }

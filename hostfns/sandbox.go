@@ -26,8 +26,10 @@ const (
 	DefaultMaxPayloadBytes = 1 << 20
 	DefaultMaxBridgeBytes  = 8 << 20
 	// DefaultHostTimeShare is the share of the timeout that searches and describes may take together when
-	// RunOptions.MaxHostTime is zero.
-	DefaultHostTimeShare = 10 // per cent
+	// RunOptions.MaxHostTime is zero. Everything else a script makes the host do outside its fuel (copying and
+	// decoding requests, encoding results, the calls' own bookkeeping) is bounded by MaxCalls and MaxBridgeBytes,
+	// and together they stay within a tenth of the timeout.
+	DefaultHostTimeShare = 5 // per cent
 
 	// callGrace is how long a run that was cut short waits for bridge calls to notice their cancelled context
 	// before it returns. A Bridge that ignores its context is not waited for beyond this: the run's answer must
