@@ -52,7 +52,8 @@
   const maxErrorChars = 16384;
 
   function cut(s) {
-    return s.length > maxErrorChars ? apply(strSlice, s, [0, maxErrorChars]) : s;
+    if (s.length <= maxErrorChars) return s;
+    return apply(strSlice, s, [0, maxErrorChars]) + "… (" + (s.length - maxErrorChars) + " more characters cut)";
   }
 
   for (const name of ["__ts_log", "__ts_start", "__ts_wait", "__ts_settle", "__ts_idle",

@@ -156,9 +156,10 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), wrapped, &wasm.RunOptions{
 		Timeout: o.Timeout, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
 	})
+	pending := st.calls.pending() // as the run ended, before its calls' context is cancelled
 	st.end()
 
-	out := &Result{Logs: st.logs, Calls: st.calls.started(), Pending: st.calls.pending(), Usage: res.Usage}
+	out := &Result{Logs: st.logs, Calls: st.calls.started(), Pending: pending, Usage: res.Usage}
 	if err == nil {
 		err = st.scriptErr
 	}
@@ -319,7 +320,7 @@ func hostSettle(ctx context.Context, args *wasm.Args) (string, error) {
 		st.value = value
 	default:
 		// The prelude cuts the message and the stack before encoding them; a larger info was forged.
-		if args.Bytes(1) > 4*2*maxErrorTextChars+256 {
+		if args.Bytes(1) > 4*2*maxErrorTextChars+1024 {
 			st.scriptErr = &wasm.ScriptError{Name: "Error", Message: "Uncaught exception (too large to show)"}
 			return "", nil
 		}

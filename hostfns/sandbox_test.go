@@ -1,6 +1,7 @@
 package hostfns
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -513,4 +515,146 @@ func TestDescribeKinds(t *testing.T) {
 	} {
 		assert.Equal(t, tc.kind, Describe(tc.err).Kind, tc.err.Error())
 	}
+}
+
+// The bridge's byte budget covers requests and responses together; past it, calls are rejected inside the
+// script, which goes on.
+func TestBridgeBudget(t *testing.T) {
+	b := &fakeBridge{}
+	res, err := run(t, `
+		const p = 'x'.repeat(100000); let ok = 0, refused = '';
+		for (let i = 0; i < 20; i++) {
+			try { await openclaw.tools.call('echo', {p}); ok++ } catch (e) { refused = e.message }
+		}
+		return {ok, refused}`, b, &RunOptions{MaxBridgeBytes: 1 << 20})
+	require.NoError(t, err)
+	var out struct {
+		OK      int
+		Refused string
+	}
+	require.NoError(t, json.Unmarshal(res.Value, &out))
+	// Each call sends ~100 KB and gets ~100 KB back: five fit in 1 MiB.
+	assert.Equal(t, 5, out.OK)
+	assert.Contains(t, out.Refused, "1048576 byte budget")
+	assert.Equal(t, 5, len(b.seen()), "the sixth request would go over the budget: it never reaches the bridge")
+}
+
+// A script that never waits while its calls finish: results stay on the host only up to the budget, and go back
+// in batches of about one payload.
+func TestResultsGoBackInBoundedBatches(t *testing.T) {
+	res, err := run(t, `
+		const p = 'y'.repeat(300000);
+		const all = await Promise.all(Array.from({length: 8}, (_, i) => openclaw.tools.call('echo', {p, i})));
+		return all.length`, nil, &RunOptions{MaxPayloadBytes: 400000, MaxBridgeBytes: 8 << 20})
+	require.NoError(t, err)
+	assert.JSONEq(t, "8", string(res.Value))
+	st := newRunState(context.Background(), &fakeBridge{}, RunOptions{MaxPayloadBytes: 1000}.withDefaults())
+	for range 5 {
+		_, err := st.calls.start(context.Background(), "call", `{"id":"echo","args":{"p":"`+strings.Repeat("z", 300)+`"}}`)
+		require.NoError(t, err)
+	}
+	st.calls.running.Wait()
+	var sizes []int
+	for st.calls.outstanding() > 0 {
+		batch, err := st.calls.wait(context.Background())
+		require.NoError(t, err)
+		require.True(t, json.Valid([]byte(batch)))
+		sizes = append(sizes, len(batch))
+	}
+	assert.Greater(t, len(sizes), 1, "five results of ~330 bytes do not go back in one 1000-byte batch")
+	for _, n := range sizes {
+		assert.LessOrEqual(t, n, 1000+400, "a batch holds about one payload")
+	}
+}
+
+// Searches and describes stop at MaxHostTime; the run goes on and says why.
+func TestHostTimeBudget(t *testing.T) {
+	slow := &slowLookups{delay: 30 * time.Millisecond}
+	res, err := run(t, `
+		let ok = 0, refused = '';
+		for (let i = 0; i < 20; i++) {
+			try { await openclaw.tools.search('q' + i); ok++ } catch (e) { refused = e.message }
+		}
+		return {ok, refused}`, slow, &RunOptions{MaxHostTime: 100 * time.Millisecond})
+	require.NoError(t, err)
+	var out struct {
+		OK      int
+		Refused string
+	}
+	require.NoError(t, json.Unmarshal(res.Value, &out))
+	assert.GreaterOrEqual(t, out.OK, 2)
+	assert.LessOrEqual(t, out.OK, 4, "about 100 ms of 30 ms searches")
+	assert.Contains(t, out.Refused, "used its 100ms of host time")
+	assert.LessOrEqual(t, slow.calls.Load(), int32(out.OK+1), "refused searches never reach the bridge")
+	assert.EqualValues(t, 1, slow.maxConcurrent.Load(), "searches of one run go one at a time")
+}
+
+// slowLookups is a bridge whose searches take delay (and honour their context) and count how many overlap.
+type slowLookups struct {
+	fakeBridge
+	delay                     time.Duration
+	calls, now, maxConcurrent atomic.Int32
+}
+
+func (s *slowLookups) Search(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
+	s.calls.Add(1)
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for m := s.maxConcurrent.Load(); n > m && !s.maxConcurrent.CompareAndSwap(m, n); m = s.maxConcurrent.Load() {
+	}
+	select {
+	case <-time.After(s.delay):
+		return json.RawMessage(`[]`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// A run cut short lists the calls that were still running, for the error the model gets.
+func TestPendingCallsAreListed(t *testing.T) {
+	b := &fakeBridge{release: make(chan struct{})}
+	defer close(b.release)
+	res, err := run(t, `openclaw.tools.search('a'); return await openclaw.tools.call('openclaw:core:slow', {})`, b,
+		&RunOptions{Timeout: 300 * time.Millisecond})
+	requireKind(t, err, "timeout")
+	require.Len(t, res.Pending, 1)
+	assert.Equal(t, "call", res.Pending[0].Op)
+	assert.Equal(t, "openclaw:core:slow", res.Pending[0].Tool)
+	assert.Greater(t, res.Pending[0].Elapsed, 200*time.Millisecond)
+	assert.Equal(t, 2, res.Calls)
+}
+
+// Console output counts what the logs cost as JSON: empty entries and escapes too.
+func TestConsoleCountsWhatItPrints(t *testing.T) {
+	res, err := run(t, "for (;;) console.log()", nil, &RunOptions{MaxOutputBytes: 3000})
+	requireKind(t, err, "output")
+	assert.Len(t, res.Logs, 1000, "an empty entry costs 3 bytes: its quotes and a separator")
+	res, err = run(t, "for (;;) console.log('\\x01'.repeat(100))", nil, &RunOptions{MaxOutputBytes: 3000})
+	requireKind(t, err, "output")
+	assert.Len(t, res.Logs, 4, "a control character costs the 6 bytes of its escape")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(res.Logs))
+	assert.LessOrEqual(t, b.Len(), 3000+2, "the logs as printed stay within the limit")
+}
+
+// An uncaught exception's message and stack stand in for the result: they are cut, and count against its limit.
+func TestHugeExceptionsAreCut(t *testing.T) {
+	_, err := run(t, "throw new Error('E'.repeat(8 << 20))", nil, nil)
+	info := requireKind(t, err, "exception")
+	assert.Less(t, len(info.Message), 17<<10)
+	assert.Contains(t, info.Message, "bytes cut")
+	_, err = run(t, "const e = new Error('m'.repeat(5000)); e.stack = 's'.repeat(5000); throw e", nil, &RunOptions{MaxResultBytes: 2000})
+	info = requireKind(t, err, "exception")
+	assert.LessOrEqual(t, len(info.Message)+len(info.Stack), 2000+100)
+	_, err = run(t, "throw 'é'.repeat(1 << 20)", nil, nil)
+	info = requireKind(t, err, "exception")
+	assert.True(t, utf8.ValidString(info.Message), "cut at a character boundary")
+}
+
+func TestGuestTrapIsACrash(t *testing.T) {
+	info := Describe(fmt.Errorf("%w: wasm error: out of bounds memory access\nwasm stack trace: ...", wasm.ErrTrap))
+	assert.Equal(t, "crash", info.Kind)
+	assert.NotContains(t, info.Message, "wasm stack trace")
 }
