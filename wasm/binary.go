@@ -2,8 +2,10 @@ package wasm
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The rewriter works at two levels: sections it does not touch are kept as raw bytes (so decoding and
@@ -330,7 +332,8 @@ func (r *reader) sleb(bits uint) (int64, error) {
 }
 
 // dataAddresses returns the memory addresses at which needle starts in the module's active data segments. Only
-// segments placed by a constant offset (all the C toolchain emits) are searched; others are refused.
+// segments placed by a constant offset (all the C toolchain emits) that do not overlap are accepted: a later
+// segment overwriting an earlier one would make a found address lie.
 func dataAddresses(payload []byte, needle []byte) ([]uint32, error) {
 	count, rest, err := vectorItems(payload)
 	if err != nil {
@@ -338,6 +341,8 @@ func dataAddresses(payload []byte, needle []byte) ([]uint32, error) {
 	}
 	r := &reader{b: rest}
 	var out []uint32
+	type span struct{ from, to uint64 }
+	var spans []span
 	for range count {
 		flags, err := r.u32()
 		if err != nil {
@@ -371,13 +376,23 @@ func dataAddresses(payload []byte, needle []byte) ([]uint32, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; flags == 0; {
+		if flags != 0 {
+			continue
+		}
+		spans = append(spans, span{uint64(uint32(offset)), uint64(uint32(offset)) + uint64(len(data))})
+		for i := 0; ; {
 			j := bytes.Index(data[i:], needle)
 			if j < 0 {
 				break
 			}
 			out = append(out, uint32(offset)+uint32(i+j))
 			i += j + 1
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].from < spans[i-1].to {
+			return nil, fmt.Errorf("%w: overlapping data segments", ErrUnsupportedModule)
 		}
 	}
 	return out, r.expectEnd()

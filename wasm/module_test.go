@@ -193,3 +193,95 @@ func TestHugeVectorCountsAreRefused(t *testing.T) {
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "%s: allocated for the claimed count", name)
 	}
 }
+
+// The data section of the real module, the seed of FuzzDataAddresses.
+func quickJSDataSection(tb testing.TB) []byte {
+	m, err := decodeModule(quickJSModule)
+	require.NoError(tb, err)
+	s := m.section(sectionData)
+	require.NotNil(tb, s)
+	return s.payload
+}
+
+func TestDataAddresses(t *testing.T) {
+	got, err := dataAddresses(quickJSDataSection(t), []byte("qjs:bjson\x00"))
+	require.NoError(t, err)
+	assert.Equal(t, []uint32{8860}, got, "where the module keeps the name (the one function loading this address registers the module)")
+	got, err = dataAddresses(quickJSDataSection(t), []byte("no such text anywhere"))
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+// FuzzDataAddresses: whatever the data section, finding text in it never panics, never allocates for a count the
+// bytes cannot hold, and every address it returns does hold the text.
+func FuzzDataAddresses(f *testing.F) {
+	f.Add(quickJSDataSection(f), []byte("qjs:bjson\x00"))
+	f.Add(quickJSDataSection(f)[:512], []byte("out of memory"))
+	seg := appendU32(nil, 2)
+	seg = append(seg, 0x00, 0x41, 0x80, 0x08, 0x0b, 3, 'a', 'b', 'a', 0x01, 2, 'a', 'b')
+	f.Add(seg, []byte("a"))
+	f.Fuzz(func(t *testing.T, payload, needle []byte) {
+		if len(needle) == 0 {
+			return
+		}
+		got, err := dataAddresses(payload, needle)
+		if err != nil {
+			return
+		}
+		// The active segments as an instance would place them (they cannot overlap: that is refused).
+		type segment struct {
+			at   uint32
+			data []byte
+		}
+		var segs []segment
+		count, rest, _ := vectorItems(payload)
+		r := &reader{b: rest}
+		for range count {
+			flags, _ := r.u32()
+			var offset int64
+			if flags == 0 {
+				r.byte()
+				offset, _ = r.sleb(32)
+				r.byte()
+			}
+			n, _ := r.u32()
+			data, _ := r.bytes(int(n))
+			if flags == 0 {
+				segs = append(segs, segment{uint32(offset), data})
+			}
+		}
+		for _, at := range got {
+			found := false
+			for _, s := range segs {
+				if at >= s.at && uint64(at-s.at)+uint64(len(needle)) <= uint64(len(s.data)) &&
+					bytes.Equal(s.data[at-s.at:int(at-s.at)+len(needle)], needle) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("address %d does not hold %q", at, needle)
+			}
+		}
+	})
+}
+
+// FuzzSLEB: the signed LEB128 reader reads back exactly what the writer wrote, and never reads past its bits.
+func FuzzSLEB(f *testing.F) {
+	for _, v := range []int64{0, 1, -1, 63, 64, -64, -65, 8860, 1 << 31, -1 << 31, 1<<63 - 1, -1 << 63} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v int64) {
+		b := appendS64(nil, v)
+		r := &reader{b: b}
+		got, err := r.sleb(64)
+		if err != nil || got != v || !r.done() {
+			t.Fatalf("sleb(appendS64(%d)) = %d, %v (read %d of %d bytes)", v, got, err, r.pos, len(b))
+		}
+		if v >= -1<<31 && v < 1<<31 {
+			r = &reader{b: b}
+			if got, err := r.sleb(32); err != nil || got != v {
+				t.Fatalf("sleb32(%d) = %d, %v", v, got, err)
+			}
+		}
+	})
+}
