@@ -55,6 +55,14 @@ var soakCases = []soakCase{
 	{"string doubling", "let s = 'x'; for (;;) s += s", &hostfns.RunOptions{MemoryBytes: 16 << 20}, "memory"},
 	{"stack", "function f(n) { return f(n + 1) + 1 } return f(0)", nil, "stack"},
 	{"output flood", "for (;;) console.log('spam spam spam')", &hostfns.RunOptions{MaxOutputBytes: 4096}, "output"},
+	{"empty entries", "for (;;) console.log()", &hostfns.RunOptions{MaxOutputBytes: 4096}, "output"},
+	{"bulk copy", "const a = new Uint8Array(8 << 20); for (;;) a.copyWithin(0, 1)", &hostfns.RunOptions{Timeout: 30 * time.Millisecond}, "timeout"},
+	{"bridge budget", `const p = 'b'.repeat(60000); let refused = 0;
+		for (let i = 0; i < 30; i++) { try { await openclaw.tools.call('t', {p}) } catch (e) { refused++ } }
+		if (refused === 0) throw new Error('budget not enforced'); return refused`, &hostfns.RunOptions{MaxBridgeBytes: 1 << 20}, ""},
+	{"huge exception", "throw new Error('E'.repeat(1 << 20))", nil, "exception"},
+	{"faked out of memory", "throw Object.assign(new Error('out of memory'), {name: 'InternalError'})", nil, "exception"},
+	{"NUL", "return 1\x00", nil, "syntax"},
 	{"call flood", "for (;;) await openclaw.tools.search('q')", &hostfns.RunOptions{MaxCalls: 5}, "calls"},
 	{"syntax", "let = ;", nil, "syntax"},
 	{"throw", "throw new TypeError('hostile')", nil, "exception"},
