@@ -387,29 +387,25 @@ func TestHostileScripts(t *testing.T) {
 			assert.LessOrEqual(t, r.CPU, limit, "host CPU outside fuel")
 		}
 	}
-	t.Run("real catalog", func(t *testing.T) {
-		reports := runHostileChild(t, "sequential", real, cache)
-		for _, a := range real {
-			r := reports[a.name]
-			t.Run(a.name, func(t *testing.T) {
-				check(t, a, r)
-				assert.LessOrEqual(t, r.PeakRSS, int64(hostileRSSBound), "peak RSS %d MiB (%d MiB before)", r.PeakRSS>>20, r.BaseRSS>>20)
-				t.Logf("%-45s kind %-9s wall %6.0f ms  peak RSS %4d MiB (base %3d)  cpu %5.0f ms (%3.0f past deadline)  answer %7d B",
-					a.name, r.Kind, ms(r.Wall), r.PeakRSS>>20, r.BaseRSS>>20, ms(r.CPU), ms(r.CPUPastDeadline), r.Answer)
-			})
-		}
-	})
-	t.Run("10,000 tools", func(t *testing.T) {
-		reports := runHostileChild(t, "sequential", big, cache)
-		for _, a := range big {
-			r := reports[a.name]
-			t.Run(a.name, func(t *testing.T) {
-				check(t, a, r)
-				t.Logf("%-45s kind %-9s wall %6.0f ms  cpu %5.0f ms (limit %v)", a.name, r.Kind, ms(r.Wall), ms(r.CPU),
-					r.Timeout*hostileCPUShare/100)
-			})
-		}
-	})
+	for _, group := range []struct {
+		name    string
+		attacks []hostileAttack
+	}{{"real catalog", real}, {"10,000 tools", big}} {
+		t.Run(group.name, func(t *testing.T) {
+			reports := runHostileChild(t, "sequential", group.attacks, cache)
+			for _, a := range group.attacks {
+				r := reports[a.name]
+				t.Run(a.name, func(t *testing.T) {
+					check(t, a, r)
+					if !a.big { // the big catalog alone takes more than the bound
+						assert.LessOrEqual(t, r.PeakRSS, int64(hostileRSSBound), "peak RSS %d MiB (%d MiB before)", r.PeakRSS>>20, r.BaseRSS>>20)
+					}
+					t.Logf("%-45s kind %-9s wall %6.0f ms  peak RSS %4d MiB (base %3d)  cpu %5.0f ms (%3.0f past deadline)  answer %7d B",
+						a.name, r.Kind, ms(r.Wall), r.PeakRSS>>20, r.BaseRSS>>20, ms(r.CPU), ms(r.CPUPastDeadline), r.Answer)
+				})
+			}
+		})
+	}
 	t.Run("8 at once", func(t *testing.T) {
 		var eight []hostileAttack
 		for _, a := range real {
