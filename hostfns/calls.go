@@ -29,15 +29,16 @@ const (
 // bridgeCall is one openclaw.tools call. Everything the host knows about a call is here, from the moment the
 // script starts it until its result is handed back to the script.
 type bridgeCall struct {
-	seq      int // the id the script's promise waits for: 1, 2, ...
-	op       string
-	tool     string // the id or name the script gave, for describe and call
-	started  time.Time
-	request  int // bytes of the request, held against the in-flight bound until the call returns
-	finished time.Time
-	value    json.RawMessage
-	err      error
-	done     bool // the bridge returned
+	seq       int // the id the script's promise waits for: 1, 2, ...
+	op        string
+	tool      string // the id or name the script gave, for describe and call
+	started   time.Time
+	request   int // bytes of the request, held against the in-flight bound until the call returns
+	finished  time.Time
+	value     json.RawMessage
+	err       error
+	done      bool // the bridge returned
+	delivered bool // the script got the outcome
 }
 
 func (c *bridgeCall) info(runStart, now time.Time) CallInfo {
@@ -254,7 +255,7 @@ func (t *callTable) wait(ctx context.Context) (string, error) {
 			b.Write(c.value)
 		}
 		b.WriteByte('}')
-		c.value = nil // handed over: the guest has its own copy now
+		c.value, c.delivered = nil, true // handed over: the guest has its own copy now
 		n++
 	}
 	b.WriteByte(']')
@@ -277,14 +278,15 @@ func (t *callTable) started() int {
 	return len(t.calls)
 }
 
-// pending describes the calls whose bridge method had not returned.
+// pending describes the calls whose outcome the script never got: still running, or finished while the script
+// could no longer take the result (a call that honours its context returns the moment the deadline passes).
 func (t *callTable) pending() []CallInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
 	var out []CallInfo
 	for _, c := range t.calls {
-		if !c.done {
+		if !c.delivered {
 			out = append(out, c.info(t.began, now))
 		}
 	}

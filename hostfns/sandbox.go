@@ -113,8 +113,8 @@ type Result struct {
 	Value json.RawMessage // the returned value as JSON; null for undefined
 	Logs  []string        // console output, one entry per call; warn and error are prefixed "[warn] ", "[error] "
 	Calls int             // bridged calls started
-	// Pending are the bridged calls that had not returned when the run ended (a timeout, usually), in the
-	// order the script started them.
+	// Pending are the bridged calls whose outcome the script never got, because the run ended first (a timeout,
+	// usually), in the order the script started them.
 	Pending []CallInfo
 	Usage   wasm.Usage
 }
@@ -124,7 +124,7 @@ type CallInfo struct {
 	Op      string        // "search", "describe" or "call"
 	Tool    string        // the tool id or name the script gave, for describe and call
 	Started time.Duration // when it started, from the start of the run
-	Elapsed time.Duration // how long it ran (until the run ended, for a pending call)
+	Elapsed time.Duration // how long it ran (until the run ended, for a call that was still running)
 }
 
 // Run executes code, the body of an async function (`return` gives the result), against bridge. Errors:
