@@ -64,8 +64,9 @@ type hostileAttack struct {
 	hostCPU bool
 	value   string // when set, the JSON value the script must return
 	// deadline marks attacks on the deadline itself, and the host-CPU attacks: they run with a 1 s timeout, as the
-	// attacks this suite reproduces did. Every other attack has the default 10 s, so that a loaded machine does
-	// not turn the limit it must reach (memory, output, a budget) into a timeout.
+	// attacks this suite reproduces did. Every other attack has the longest timeout (60 s), so that a machine
+	// whose cores are busy with other work does not turn the limit the attack must reach (memory, output, a
+	// budget) into a timeout; those attacks end at their limit long before it.
 	deadline bool
 }
 
@@ -210,7 +211,7 @@ func TestHostileChild(t *testing.T) {
 // hostileHost is a runtime with the CLI's setup: the default limits and a catalog whose tools echo their input.
 type hostileHost struct {
 	rt    *tsruntime.Runtime // codeTimeoutMs of hostileDeadline
-	slow  *tsruntime.Runtime // the default codeTimeoutMs
+	slow  *tsruntime.Runtime // the longest codeTimeoutMs
 	tools []catalog.Tool
 }
 
@@ -239,6 +240,7 @@ func newHostileHost(big bool, cacheDir string) (*hostileHost, error) {
 	}
 	cfg := tsruntime.DefaultConfig()
 	cfg.Enabled, cfg.Mode = true, tsruntime.ModeCode
+	cfg.CodeTimeoutMs = tsruntime.MaxCodeTimeoutMs
 	slow, err := tsruntime.New(context.Background(), &tsruntime.Options{Config: cfg, Sandbox: sb})
 	if err != nil {
 		return nil, err
@@ -262,7 +264,7 @@ func cpuTime() time.Duration {
 // run executes one attack and measures it. alone means nothing else runs in the process, so its peak RSS and
 // CPU are the attack's own.
 func (h *hostileHost) run(a hostileAttack, alone bool) hostileReport {
-	rep := hostileReport{Name: a.name, Timeout: time.Duration(tsruntime.DefaultCodeTimeoutMs) * time.Millisecond}
+	rep := hostileReport{Name: a.name, Timeout: time.Duration(tsruntime.MaxCodeTimeoutMs) * time.Millisecond}
 	rt := h.slow
 	if a.deadline {
 		rep.Timeout, rt = hostileDeadline, h.rt
