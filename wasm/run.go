@@ -23,6 +23,10 @@ type RunOptions struct {
 	// Timeout bounds wall-clock time, also while the script waits on host functions. Zero means DefaultTimeout.
 	// An earlier deadline on Run's context wins.
 	Timeout time.Duration
+	// Deadline, when set, is the run's wall-clock budget instead of one made from Timeout (which is then
+	// ignored): the caller keeps it to Hold it, suspending the script and its clock while it waits for
+	// something that is not the script's doing.
+	Deadline *Deadline
 	// Fuel is the deterministic budget of guest work: one unit per function entry and loop iteration of the
 	// interpreter, the same count for the same script on every run. Zero means DefaultFuel.
 	Fuel uint64
@@ -94,7 +98,7 @@ type run struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	opts     RunOptions
-	deadline time.Time
+	deadline *Deadline
 	started  time.Time
 
 	mod          api.Module
@@ -135,9 +139,20 @@ func newRun(e *Engine, ctx context.Context, o RunOptions) *run {
 	if o.MaxValueBytes <= 0 {
 		o.MaxValueBytes = DefaultMaxValueBytes
 	}
-	r := &run{engine: e, opts: o, started: time.Now()}
-	r.ctx, r.cancel = context.WithTimeout(ctx, o.Timeout)
-	r.deadline, _ = r.ctx.Deadline()
+	r := &run{engine: e, opts: o, started: time.Now(), deadline: o.Deadline}
+	if r.deadline == nil {
+		r.deadline = NewDeadline(o.Timeout)
+	} else {
+		r.opts.Timeout = r.deadline.Budget()
+	}
+	var cancel context.CancelFunc
+	r.ctx, cancel = r.deadline.Context(ctx)
+	r.cancel = func() {
+		cancel()
+		if o.Deadline == nil {
+			r.deadline.Stop()
+		}
+	}
 	r.ctx = context.WithValue(r.ctx, runKey{}, r)
 	r.clock = newVirtualClock(r.started)
 	r.stdout.limit, r.stderr.limit = o.StdioBytes, o.StdioBytes
@@ -291,9 +306,14 @@ func (r *run) engineStackBytes() uint32 { return r.engine.snap.stackPointer - r.
 
 func (r *run) contextError() error {
 	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
-		return NewLimitError(LimitTimeout, uint64(r.opts.Timeout.Milliseconds()), uint64(time.Since(r.started).Milliseconds()))
+		return r.timeoutError()
 	}
 	return r.ctx.Err()
+}
+
+// timeoutError reports the deadline: the budget, and the time it ran (held time does not count).
+func (r *run) timeoutError() error {
+	return NewLimitError(LimitTimeout, uint64(r.opts.Timeout.Milliseconds()), uint64(r.deadline.Spent().Milliseconds()))
 }
 
 // abort records why the run must stop and unwinds the guest. It never returns.
@@ -304,12 +324,15 @@ func (r *run) abort(err error) {
 	panic(abortPanic{})
 }
 
-// checkContext aborts the run once its deadline has passed or its caller cancelled. Checking the clock directly,
-// not only ctx.Err(), keeps the deadline exact even when the timer goroutine has not run yet.
+// checkContext suspends the guest while its deadline is held, then aborts the run once its deadline has passed
+// or its caller cancelled. Checking the clock directly, not only ctx.Err(), keeps the deadline exact even when
+// the timer goroutine has not run yet.
 func (r *run) checkContext() {
-	if r.ctx.Err() != nil || !time.Now().Before(r.deadline) {
+	r.deadline.waitHeld(r.ctx)
+	when, _ := r.ctx.Deadline()
+	if r.ctx.Err() != nil || r.deadline.Expired() || !time.Now().Before(when) {
 		if r.ctx.Err() == nil || errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
-			r.abort(NewLimitError(LimitTimeout, uint64(r.opts.Timeout.Milliseconds()), uint64(time.Since(r.started).Milliseconds())))
+			r.abort(r.timeoutError())
 		}
 		r.abort(r.ctx.Err())
 	}
