@@ -71,7 +71,21 @@ func (b codeBridge) Search(ctx context.Context, req json.RawMessage) (json.RawMe
 	return json.Marshal(hits)
 }
 
-func (b codeBridge) Describe(_ context.Context, id string) (json.RawMessage, error) {
+// request decodes a describe or call request as the script built it.
+func request(payload json.RawMessage) (id string, args json.RawMessage, err error) {
+	var r struct {
+		ID   string          `json:"id"`
+		Args json.RawMessage `json:"args"`
+	}
+	err = json.Unmarshal(payload, &r)
+	return r.ID, r.Args, err
+}
+
+func (b codeBridge) Describe(_ context.Context, req json.RawMessage) (json.RawMessage, error) {
+	id, _, err := request(req)
+	if err != nil {
+		return nil, err
+	}
 	d, err := b.c.Describe(id)
 	if err != nil {
 		return nil, err
@@ -79,7 +93,11 @@ func (b codeBridge) Describe(_ context.Context, id string) (json.RawMessage, err
 	return json.Marshal(d)
 }
 
-func (b codeBridge) Call(_ context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+func (b codeBridge) Call(_ context.Context, req json.RawMessage) (json.RawMessage, error) {
+	id, args, err := request(req)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := b.c.Lookup(id); err != nil {
 		return nil, err
 	}
@@ -89,22 +107,13 @@ func (b codeBridge) Call(_ context.Context, id string, args json.RawMessage) (js
 // dispatch is the bridge as a single entry point, for peers whose host calls arrive as (op, JSON payload).
 func (b codeBridge) dispatch(op string, payload json.RawMessage) (json.RawMessage, error) {
 	ctx := context.Background()
-	var r struct {
-		ID   string          `json:"id"`
-		Args json.RawMessage `json:"args"`
-	}
-	if op != "search" {
-		if err := json.Unmarshal(payload, &r); err != nil {
-			return nil, err
-		}
-	}
 	switch op {
 	case "search":
 		return b.Search(ctx, payload)
 	case "describe":
-		return b.Describe(ctx, r.ID)
+		return b.Describe(ctx, payload)
 	case "call":
-		return b.Call(ctx, r.ID, r.Args)
+		return b.Call(ctx, payload)
 	}
 	return nil, fmt.Errorf("unknown op %q", op)
 }

@@ -46,8 +46,14 @@ var (
 func (memBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return searchHits, nil
 }
-func (memBridge) Describe(context.Context, string) (json.RawMessage, error) { return description, nil }
-func (memBridge) Call(_ context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+func (memBridge) Describe(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return description, nil
+}
+func (memBridge) Call(_ context.Context, req json.RawMessage) (json.RawMessage, error) {
+	id, args, err := request(req)
+	if err != nil {
+		return nil, err
+	}
 	return json.RawMessage(`{"tool":{"id":"` + id + `"},"result":{"content":[{"type":"text","text":"ok"}],"details":` + string(args) + `}}`), nil
 }
 
@@ -201,10 +207,14 @@ type blockingBridge struct {
 func (b blockingBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return searchHits, nil
 }
-func (b blockingBridge) Describe(context.Context, string) (json.RawMessage, error) {
+func (b blockingBridge) Describe(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return description, nil
 }
-func (b blockingBridge) Call(ctx context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
+func (b blockingBridge) Call(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
+	_, args, err := request(req)
+	if err != nil {
+		return nil, err
+	}
 	b.started <- struct{}{}
 	select {
 	case <-b.release:

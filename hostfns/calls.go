@@ -105,22 +105,11 @@ func (t *callTable) admit(op string, requestBytes int) error {
 func (t *callTable) start(ctx context.Context, op, payload string) (string, error) {
 	c := &bridgeCall{op: op, request: len(payload)}
 	request := json.RawMessage(payload)
-	var args json.RawMessage
+	if !json.Valid(request) {
+		return "", &wasm.JSException{Message: "openclaw.tools." + op + ": bad request"}
+	}
 	if op != "search" {
-		var req struct {
-			ID   json.RawMessage `json:"id"`
-			Args json.RawMessage `json:"args"`
-		}
-		if err := json.Unmarshal(request, &req); err != nil {
-			return "", &wasm.JSException{Message: "openclaw.tools." + op + ": bad request"}
-		}
-		if err := json.Unmarshal(req.ID, &c.tool); err != nil || c.tool == "" {
-			return "", &wasm.JSException{Message: "openclaw.tools." + op + ": the tool id must be a non-empty string"}
-		}
-		args = req.Args
-		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-			args = json.RawMessage("{}")
-		}
+		c.tool = toolOf(request)
 	}
 	if err := t.inbound.Acquire(ctx, int64(min(c.request, maxInflightBytes))); err != nil {
 		return "", err
@@ -137,12 +126,26 @@ func (t *callTable) start(ctx context.Context, op, payload string) (string, erro
 	t.bridgeBytes += c.request
 	t.running.Add(1)
 	t.mu.Unlock()
-	go t.dispatch(c, request, args)
+	go t.dispatch(c, request)
 	return strconv.Itoa(c.seq), nil
 }
 
+// toolOf names the tool a describe or call request is for, for CallInfo: the id as the script gave it, or its
+// JSON (bounded) when it is not a string. Checking it is the Bridge's business.
+func toolOf(request json.RawMessage) string {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(request, &req)
+	var id string
+	if json.Unmarshal(req.ID, &id) == nil {
+		return cutString(id, 256)
+	}
+	return cutString(string(bytes.TrimSpace(req.ID)), 256)
+}
+
 // dispatch runs one call on the bridge and completes it.
-func (t *callTable) dispatch(c *bridgeCall, request, args json.RawMessage) {
+func (t *callTable) dispatch(c *bridgeCall, request json.RawMessage) {
 	defer t.running.Done()
 	var value json.RawMessage
 	var err error
@@ -156,9 +159,9 @@ func (t *callTable) dispatch(c *bridgeCall, request, args json.RawMessage) {
 		case "search":
 			value, err = t.lookup(c.op, func(ctx context.Context) (json.RawMessage, error) { return t.bridge.Search(ctx, request) })
 		case "describe":
-			value, err = t.lookup(c.op, func(ctx context.Context) (json.RawMessage, error) { return t.bridge.Describe(ctx, c.tool) })
+			value, err = t.lookup(c.op, func(ctx context.Context) (json.RawMessage, error) { return t.bridge.Describe(ctx, request) })
 		case "call":
-			value, err = t.bridge.Call(t.ctx, c.tool, args)
+			value, err = t.bridge.Call(t.ctx, request)
 		}
 	}()
 	t.inbound.Release(int64(min(c.request, maxInflightBytes)))

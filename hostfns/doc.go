@@ -10,9 +10,11 @@
 // clock. The QuickJS extras (std, os, print, ...) are removed from the global object; import('qjs:std') still
 // resolves, but WASI gives it no files, environment, arguments or processes to reach.
 //
-// The Go side is the Bridge interface, which the runtime implements. Calls a script starts without awaiting
-// each other run concurrently on the host (Promise.all is really parallel); a run waits for every call it started
-// before it returns.
+// The Go side is the Bridge interface, which the runtime implements: it gets each request as the script built it
+// and decides what it means. Calls a script starts without awaiting each other run concurrently on the host
+// (Promise.all is really parallel); a run waits for every call it started before it returns. A bridge call that
+// must wait for something that is not the script's doing (a person approving it) calls Suspend: the script stops
+// running and its deadline stops running down until the call resumes it.
 //
 // # Limits and their defaults
 //

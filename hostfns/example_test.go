@@ -15,12 +15,18 @@ func (echoBridge) Search(_ context.Context, req json.RawMessage) (json.RawMessag
 	return json.RawMessage(`[{"id":"openclaw:core:echo","name":"echo"}]`), nil
 }
 
-func (echoBridge) Describe(_ context.Context, id string) (json.RawMessage, error) {
-	return json.RawMessage(`{"id":"` + id + `"}`), nil
+func (echoBridge) Describe(_ context.Context, req json.RawMessage) (json.RawMessage, error) {
+	return req, nil
 }
 
-func (echoBridge) Call(_ context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
-	return args, nil
+func (echoBridge) Call(_ context.Context, req json.RawMessage) (json.RawMessage, error) {
+	var r struct {
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(req, &r); err != nil {
+		return nil, err
+	}
+	return r.Args, nil
 }
 
 func ExampleSandbox_Run() {

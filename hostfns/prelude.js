@@ -157,7 +157,7 @@
       return invoke("describe", { id: id });
     },
     call: function call(id, args) {
-      return invoke("call", { id: id, args: args === undefined ? {} : args });
+      return invoke("call", { id: id, args: args });
     },
   });
 

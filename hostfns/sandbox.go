@@ -45,13 +45,29 @@ const (
 // Search and Describe are host work the script causes outside its fuel: the sandbox runs them one at a time per
 // run and stops accepting them once they have taken RunOptions.MaxHostTime together, so they are expected to be
 // in-process lookups, not I/O.
+//
+// Each method gets the request as the script built it, unchecked, so that one place (the runtime) decides what a
+// malformed request means: search {"query": ..., "limit": ...} or {"queries": [...], ...}, describe {"id": ...},
+// call {"id": ..., "args": ...} (no "args" when the script passed none). The values are whatever the script
+// passed: an id may be an object, args a string.
 type Bridge interface {
-	// Search gets the request as the script gave it: {"query": "...", "limit": N} or {"queries": [...], ...}.
 	Search(ctx context.Context, request json.RawMessage) (json.RawMessage, error)
-	Describe(ctx context.Context, id string) (json.RawMessage, error)
-	// Call gets args as JSON ({} when the script passed none).
-	Call(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error)
+	Describe(ctx context.Context, request json.RawMessage) (json.RawMessage, error)
+	Call(ctx context.Context, request json.RawMessage) (json.RawMessage, error)
 }
+
+// Suspend pauses the script whose bridge call ctx belongs to: its deadline stops running down and its code
+// stops running (within a fuel slice) until resume is called. It is for waits that are not the script's doing,
+// such as a person approving a tool call; the caller bounds the wait itself. Outside a bridge call it does
+// nothing. resume is idempotent.
+func Suspend(ctx context.Context) (resume func()) {
+	if d, ok := ctx.Value(deadlineKey{}).(*wasm.Deadline); ok {
+		return d.Hold()
+	}
+	return func() {}
+}
+
+type deadlineKey struct{}
 
 // Options configure a Sandbox. A nil *Options is valid.
 type Options struct {
@@ -122,7 +138,7 @@ type Result struct {
 // CallInfo describes one bridged call.
 type CallInfo struct {
 	Op      string        // "search", "describe" or "call"
-	Tool    string        // the tool id or name the script gave, for describe and call
+	Tool    string        // the tool id or name the script gave, for describe and call (its JSON if not a string)
 	Started time.Duration // when it started, from the start of the run
 	Elapsed time.Duration // how long it ran (until the run ended, for a call that was still running)
 }
@@ -145,16 +161,19 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 		return &Result{}, wasm.NewLimitError(wasm.LimitSource, uint64(o.MaxSourceBytes), uint64(len(code)))
 	}
 
-	// One deadline for the script and its bridge calls, set here so that the bridge's context carries it.
-	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	// One deadline for the script and its bridge calls, set here so that the bridge's context carries it (and
+	// Suspend can hold it).
+	deadline := wasm.NewDeadline(o.Timeout)
+	defer deadline.Stop()
+	runCtx, cancel := deadline.Context(ctx)
 	defer cancel()
-	st := newRunState(runCtx, bridge, o)
+	st := newRunState(context.WithValue(runCtx, deadlineKey{}, deadline), bridge, o)
 	// The code starts on line 2 so that its columns are exact; positions are shifted back by one line below.
 	// The final statement is the wrapper's own, whatever the code does to close the function early, so the
 	// script's completion value never reaches the host (MaxValueBytes below is only a backstop).
 	wrapped := "__ts_boot((async function () {\n" + code + "\n}));\nvoid 0"
 	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), wrapped, &wasm.RunOptions{
-		Timeout: o.Timeout, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
+		Deadline: deadline, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
 	})
 	pending := st.calls.pending() // as the run ended, before its calls' context is cancelled
 	st.end()

@@ -94,7 +94,26 @@ func (b *fakeBridge) Search(ctx context.Context, req json.RawMessage) (json.RawM
 	return json.RawMessage(`[{"id":"openclaw:core:web_search","name":"web_search"}]`), nil
 }
 
-func (b *fakeBridge) Describe(ctx context.Context, id string) (json.RawMessage, error) {
+// idAndArgs decodes a describe or call request the way a plain bridge would; the runtime's is more forgiving.
+func idAndArgs(request json.RawMessage) (string, json.RawMessage, error) {
+	var r struct {
+		ID   string          `json:"id"`
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(request, &r); err != nil || r.ID == "" {
+		return "", nil, fmt.Errorf("bad request %s", request)
+	}
+	if len(r.Args) == 0 {
+		r.Args = json.RawMessage("{}")
+	}
+	return r.ID, r.Args, nil
+}
+
+func (b *fakeBridge) Describe(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
+	id, _, err := idAndArgs(request)
+	if err != nil {
+		return nil, err
+	}
 	b.record("describe " + id)
 	if id != "openclaw:core:web_search" {
 		return nil, fmt.Errorf("Unknown tool id: %s", id)
@@ -102,7 +121,11 @@ func (b *fakeBridge) Describe(ctx context.Context, id string) (json.RawMessage, 
 	return json.RawMessage(`{"id":"openclaw:core:web_search","parameters":{"type":"object"}}`), nil
 }
 
-func (b *fakeBridge) Call(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+func (b *fakeBridge) Call(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
+	id, args, err := idAndArgs(request)
+	if err != nil {
+		return nil, err
+	}
 	defer b.enter()()
 	b.record("call " + id + " " + string(args))
 	if err := b.wait(ctx); err != nil {
@@ -229,7 +252,7 @@ func TestBridgeErrorsRejectInsideTheScript(t *testing.T) {
 	assert.Equal(t, "Unknown tool id: nope", msgs[4])
 	assert.Contains(t, msgs[5], "request is 2097180 bytes, over the 1048576 byte limit")
 	assert.Contains(t, msgs[6], "not JSON-serializable")
-	assert.Contains(t, msgs[7], "the tool id must be a non-empty string")
+	assert.Equal(t, `bad request {"id":42}`, msgs[7], "the request reaches the bridge as the script built it")
 }
 
 // Calls started together run together on the host: the fake bridge sees all four in flight at once.

@@ -75,7 +75,8 @@ func TestServeCallMistakes(t *testing.T) {
 		const b = await openclaw.tools.call("echo", JSON.stringify({message: "two"}));
 		let c;
 		try { await openclaw.tools.call("echo", 5); } catch (e) { c = e.message; }
-		return [a.result.content[0].text, b.result.content[0].text, c];`})
+		const d = await openclaw.tools.call({id: "echo", args: {message: "four"}});
+		return [a.result.content[0].text, b.result.content[0].text, c, d.result.content[0].text];`})
 	require.False(t, isErr, text)
 	var res struct {
 		Value []string `json:"value"`
@@ -83,5 +84,5 @@ func TestServeCallMistakes(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text), &res), text)
 	assert.Equal(t, []string{"Echo: one", "Echo: two",
 		`Invalid arguments for openclaw.tools.call: the arguments of mcp:everything:echo must be a JSON object, not a number. ` +
-			`Expected openclaw.tools.call("<tool id>", {<the tool's arguments>}).`}, res.Value)
+			`Expected openclaw.tools.call("<tool id>", {<the tool's arguments>}).`, "Echo: four"}, res.Value)
 }

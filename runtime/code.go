@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolsearch/toolsearch/hostfns"
@@ -64,8 +66,13 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 		}
 	} else {
 		e := hostfns.Describe(runErr)
-		if e.Kind == "timeout" {
-			e.Message = fmt.Sprintf("%s timed out after %d ms", ToolSearchCodeName, cfg.CodeTimeoutMs)
+		switch e.Kind {
+		case "timeout":
+			e.Message = fmt.Sprintf("%s timed out after %d ms", ToolSearchCodeName, cfg.CodeTimeoutMs) +
+				pendingText(res.Pending) + b.completedText() + "."
+		case "fuel", "memory", "output", "calls":
+			// Say which limit, its value, and the setting it comes from, so that a person can raise it.
+			e.Message += " (" + limitKeys[e.Kind] + ")"
 		}
 		if e.Kind == "internal" || e.Kind == "unavailable" {
 			r.rt.log.Error("tool search: sandbox failure", "call", callID, "error", runErr)
@@ -87,9 +94,76 @@ type codeBridge struct {
 	run    *Run
 	parent string
 
+	searches, describes atomic.Int64 // completed, for the timeout message
+
 	mu      sync.Mutex
 	hidden  []HiddenCall
 	notices []string // distinct, at most maxNotices
+}
+
+// limitKeys are the tools.toolSearch keys that set the sandbox's limits, by limit kind.
+var limitKeys = map[string]string{
+	"fuel": "tools.toolSearch.codeFuel", "memory": "tools.toolSearch.codeMemoryBytes",
+	"output": "tools.toolSearch.codeMaxOutputBytes", "calls": "tools.toolSearch.codeMaxCalls",
+}
+
+// maxListedCalls bounds how many calls a timeout message names of each kind.
+const maxListedCalls = 5
+
+// pendingText names the bridged calls still running when the script timed out, and for how long they had run:
+// what the model needs to know to retry with a longer-running call left out, or awaited differently.
+func pendingText(pending []hostfns.CallInfo) string {
+	if len(pending) == 0 {
+		return "; no openclaw.tools call was pending"
+	}
+	parts := make([]string, 0, min(len(pending), maxListedCalls))
+	for i, c := range pending {
+		if i == maxListedCalls {
+			parts = append(parts, fmt.Sprintf("and %d more", len(pending)-i))
+			break
+		}
+		what := "openclaw.tools." + c.Op
+		if c.Tool != "" {
+			what += "(" + strconv.Quote(c.Tool) + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s, running for %d ms", what, c.Elapsed.Milliseconds()))
+	}
+	return "; still running: " + strings.Join(parts, "; ")
+}
+
+// completedText says what the script's bridged calls had finished before it timed out.
+func (b *codeBridge) completedText() string {
+	b.mu.Lock()
+	var ids []string
+	for _, h := range b.hidden {
+		ids = append(ids, h.ToolID)
+	}
+	b.mu.Unlock()
+	var parts []string
+	for _, c := range []struct {
+		n            int64
+		one, several string
+	}{{b.searches.Load(), "search", "searches"}, {b.describes.Load(), "describe", "describes"}, {int64(len(ids)), "call", "calls"}} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, "1 "+c.one)
+		case c.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.several))
+		}
+	}
+	if len(parts) == 0 {
+		return "; none had completed"
+	}
+	text := "; completed: " + strings.Join(parts, ", ")
+	if len(ids) > 0 {
+		more := ""
+		if len(ids) > maxListedCalls {
+			more = fmt.Sprintf(" and %d more", len(ids)-maxListedCalls)
+			ids = ids[:maxListedCalls]
+		}
+		text += " (calls: " + strings.Join(ids, ", ") + more + ")"
+	}
+	return text
 }
 
 func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
@@ -102,6 +176,7 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 	if err != nil {
 		return nil, err
 	}
+	b.searches.Add(1)
 	if len(hits) == 0 {
 		// The script gets [] (no hits is simply an empty list); the model gets the reason in the result.
 		b.notice(b.run.noMatchNotices(req))
@@ -109,19 +184,30 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 	return marshalJSON(hits)
 }
 
-func (b *codeBridge) Describe(ctx context.Context, id string) (json.RawMessage, error) {
+func (b *codeBridge) Describe(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
+	id, reps, err := decodeCodeDescribe(request)
+	b.run.noteRepairs(b.parent, ViaCode, opCodeDescribe, "", reps)
+	if err != nil {
+		return nil, err
+	}
 	d, err := b.run.describe(ctx, b.parent, ViaCode, id)
 	if err != nil {
 		return nil, err
 	}
+	b.describes.Add(1)
 	return marshalJSON(d)
 }
 
 // Call resolves with the {tool, result} envelope when the tool ran (its result may still be an isError result of
 // its own) and rejects, with the reason, when it could not be resolved or did not run: unknown, blocked, invalid
 // arguments, a broken output contract.
-func (b *codeBridge) Call(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
-	hc, out, err := b.run.callCatalog(ctx, opCodeCall, b.parent, ViaCode, callRequest{id: strings.TrimSpace(id), args: args})
+func (b *codeBridge) Call(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
+	req, err := decodeCodeCall(request)
+	if err != nil {
+		b.run.noteRepairs(b.parent, ViaCode, opCodeCall, "", req.repairs)
+		return nil, err
+	}
+	hc, out, err := b.run.callCatalog(ctx, opCodeCall, b.parent, ViaCode, req)
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func ConfigKeys() []ConfigKey {
 			"to the system prompt; `off` exposes every tool directly."},
 		{Name: "codeTimeoutMs", Type: ConfigInteger, Default: DefaultCodeTimeoutMs, Min: MinCodeTimeoutMs,
 			Max: MaxCodeTimeoutMs, Unit: "ms", Doc: "Wall-clock limit of one `tool_search_code` run, " +
-				"including the tool calls it waits for."},
+				"including the tool calls it waits for; time spent waiting for an approval does not count."},
 		{Name: "searchDefaultLimit", Type: ConfigInteger, Default: DefaultSearchDefaultLimit, Min: 1,
 			MaxKey: "maxSearchLimit", Unit: "hits", Doc: "Hits a search returns when it asks for no limit."},
 		{Name: "maxSearchLimit", Type: ConfigInteger, Default: DefaultMaxSearchLimit, Min: 1,
@@ -149,7 +149,8 @@ func ConfigKeys() []ConfigKey {
 				"note saying how much was cut."},
 		{Name: "approvalTimeoutMs", Type: ConfigInteger, Default: DefaultApprovalTimeoutMs, Min: MinApprovalTimeoutMs,
 			Max: MaxApprovalTimeoutMs, Unit: "ms", Doc: "How long one call may wait for its approver; an approval " +
-				"that does not come in time blocks the call."},
+				"that does not come in time blocks the call. In code mode the script is suspended meanwhile, its " +
+				"codeTimeoutMs clock stopped."},
 		{Name: "pinFile", Type: ConfigPath, Doc: "Turns on pinned tool definitions: the definition of each tool " +
 			"is fingerprinted in this file when it is first approved or called, and calls to a tool whose " +
 			"definition changed since are blocked until it is approved again."},

@@ -48,7 +48,11 @@
 //
 // # Approval, annotations and pinned definitions
 //
-// The Approver is asked before every real call, bounded by Config.ApprovalTimeoutMs. A policy's Ask entries
+// The Approver is asked before every real call, bounded by Config.ApprovalTimeoutMs (even if it ignores its
+// context). In code mode the script is suspended while its call waits for the approver, and its codeTimeoutMs
+// clock stopped, so a person may take longer than the script's timeout; a denial rejects that call's promise
+// with the reason. A tool_search_code timeout names the calls still running and what had completed. A policy's
+// Ask entries
 // (catalog.Rule.Ask) mark the calls that may not run without it: Invocation.ApprovalRequired says so, and with
 // no approver configured those calls are blocked. Policy entries "annotation:readOnly", "annotation:destructive"
 // and the like match tools by catalog.Tool.Behavior, which believes only trusted tools' MCP annotations. With

@@ -197,7 +197,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		}
 		return res, nil
 	case ToolDescribeName:
-		id, reps, err := decodeDescribe(call.Arguments)
+		id, reps, err := decodeDescribe(opToolDescribe, call.Arguments)
 		r.noteRepairs(call.ID, ViaToolCall, opToolDescribe, "", reps)
 		if err != nil {
 			return failed(err.Error()), nil
@@ -208,7 +208,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		}
 		return jsonResult(d), nil
 	case ToolCallName:
-		req, err := decodeCall(call.Arguments)
+		req, err := decodeCall(opToolCall, call.Arguments)
 		if err != nil {
 			r.noteRepairs(call.ID, ViaToolCall, opToolCall, "", req.repairs)
 			return failed(err.Error()), nil

@@ -102,7 +102,7 @@ func FuzzCallRequest(f *testing.F) {
 		f.Add([]byte(seed), false)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, declares bool) {
-		req, err := decodeCall(raw)
+		req, err := decodeCall(opToolCall, raw)
 		if err != nil {
 			if !refusal(opToolCall, err) {
 				t.Fatalf("refusal without the shape: %q", err)

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/hostfns"
 )
 
 // Via says how the model reached a tool. Every way ends in the same pipeline.
@@ -309,11 +311,18 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 				id, inv.ApprovalRule), nil
 		}
 	} else {
-		timeout := time.Duration(r.rt.cfg.ApprovalTimeoutMs) * time.Millisecond
-		actx, cancel := context.WithTimeout(ctx, timeout)
+		// Waiting for a person is not the script's doing: in code mode the script is suspended and its deadline
+		// held meanwhile (outside code mode Suspend does nothing). The wait has its own bound instead: the
+		// approver's context ends after approvalTimeoutMs, or when the turn or the run ends, but never at the
+		// script's deadline, which a context derived from ctx would keep as its own.
+		resume := hostfns.Suspend(ctx)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(r.rt.cfg.ApprovalTimeoutMs)*time.Millisecond)
+		stop := context.AfterFunc(ctx, cancel)
 		d, err := approve(actx, r.rt.approver, *inv)
 		late := actx.Err() != nil
+		stop()
 		cancel()
+		resume()
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Sprintf("Tool call blocked: approval of %s was abandoned: the turn ended.", id), ctx.Err()
@@ -347,13 +356,31 @@ func stringOf(c *DefinitionChange) string {
 	return c.String()
 }
 
-func approve(ctx context.Context, a Approver, inv Invocation) (d Decision, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			d, err = Decision{}, &panicError{value: p, stack: debug.Stack()}
-		}
+// approve asks a, and stops waiting when ctx ends even if a does not: an approver that ignores its context must
+// not hold the call (or, in code mode, the suspended script) beyond the approval's bound. Its late answer is
+// dropped.
+func approve(ctx context.Context, a Approver, inv Invocation) (Decision, error) {
+	type answer struct {
+		d   Decision
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var ans answer
+		defer func() {
+			if p := recover(); p != nil {
+				ans = answer{err: &panicError{value: p, stack: debug.Stack()}}
+			}
+			done <- ans
+		}()
+		ans.d, ans.err = a.Approve(ctx, &inv)
 	}()
-	return a.Approve(ctx, &inv)
+	select {
+	case ans := <-done:
+		return ans.d, ans.err
+	case <-ctx.Done():
+		return Decision{}, ctx.Err()
+	}
 }
 
 func runHook(ctx context.Context, h BeforeToolCallHook, inv Invocation) (res HookResult, err error) {

@@ -226,16 +226,25 @@ func jsonKind(raw json.RawMessage) string {
 
 // stringField reads a required field as a non-empty string (trimmed).
 func stringField(o op, name string, raw json.RawMessage) (string, error) {
+	label := strconv.Quote(name)
+	if o.inCode() && name == "id" {
+		label = "the tool id" // a positional argument in code mode, not a field the model wrote
+	}
 	var s string
 	switch {
 	case raw == nil:
-		return "", o.invalid("%q is missing", name)
+		return "", o.invalid("%s is missing", label)
 	case json.Unmarshal(raw, &s) != nil:
-		return "", o.invalid("%q must be a string, not %s", name, jsonKind(raw))
+		return "", o.invalid("%s must be a string, not %s", label, jsonKind(raw))
 	case strings.TrimSpace(s) == "":
-		return "", o.invalid("%q is empty", name)
+		return "", o.invalid("%s is empty", label)
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// inCode reports whether the operation is one of openclaw.tools.* inside tool_search_code.
+func (o op) inCode() bool {
+	return o == opCodeSearch || o == opCodeDescribe || o == opCodeCall
 }
 
 // searchRequest is a search as tool_search or openclaw.tools.search asked for it.
@@ -295,22 +304,42 @@ func decodeSearch(o op, raw json.RawMessage) (searchRequest, error) {
 	return req, nil
 }
 
-// decodeDescribe reads tool_describe's {id}.
-func decodeDescribe(raw json.RawMessage) (string, []repair, error) {
+// decodeDescribe reads tool_describe's {id} (o names the operation in messages).
+func decodeDescribe(o op, raw json.RawMessage) (string, []repair, error) {
 	var reps []repair
-	f, err := decodeFields(opToolDescribe, raw)
+	f, err := decodeFields(o, raw)
 	if err != nil {
 		return "", nil, err
 	}
-	id, err := f.take(opToolDescribe, idNames, &reps)
+	id, err := f.take(o, idNames, &reps)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := f.rest(opToolDescribe, ""); err != nil {
+	if err := f.rest(o, ""); err != nil {
 		return "", nil, err
 	}
-	s, err := stringField(opToolDescribe, "id", id)
+	s, err := stringField(o, "id", id)
 	return s, reps, err
+}
+
+// decodeCodeDescribe reads openclaw.tools.describe's request, {"id": <its argument>}. A whole request passed as
+// the argument, describe({id: "x"}), is read as describe("x").
+func decodeCodeDescribe(raw json.RawMessage) (string, []repair, error) {
+	o := opCodeDescribe
+	f, err := decodeFields(o, raw)
+	if err != nil {
+		return "", nil, err
+	}
+	if obj, reps, ids, args, ok := requestLike(f.values["id"]); ok && ids == 1 && args == 0 {
+		id, more, err := decodeDescribe(o, obj)
+		return id, append(append(reps, passedAsID(o)), more...), err
+	}
+	return decodeDescribe(o, raw)
+}
+
+// passedAsID is the repair of a whole request passed where the tool id belongs.
+func passedAsID(o op) repair {
+	return repair{RepairNestedRequest, "the whole request was passed as the first argument of " + string(o) + "; it was read as the request"}
 }
 
 // callRequest is a call before its tool is resolved: args are as sent (nil when absent), and only become the
@@ -324,11 +353,10 @@ type callRequest struct {
 // maxNesting bounds how many requests nested in requests are unwrapped.
 const maxNesting = 4
 
-// decodeCall reads tool_call's {id, args}. A request whose only field is args holding a whole {id, args}
-// request is unwrapped (RepairNestedRequest).
-func decodeCall(raw json.RawMessage) (callRequest, error) {
+// decodeCall reads tool_call's {id, args} (o names the operation in messages). A request whose only field is
+// args holding a whole {id, args} request is unwrapped (RepairNestedRequest).
+func decodeCall(o op, raw json.RawMessage) (callRequest, error) {
 	var req callRequest
-	o := opToolCall
 	for depth := 0; ; depth++ {
 		f, err := decodeFields(o, raw)
 		if err != nil {
@@ -346,7 +374,7 @@ func decodeCall(raw json.RawMessage) (callRequest, error) {
 			return req, err
 		}
 		if id == nil && depth < maxNesting {
-			if inner, reps, ok := nestedRequest(args, true); ok {
+			if inner, reps, ids, n, ok := requestLike(args); ok && ids == 1 && n == 1 {
 				req.repairs = append(req.repairs, reps...)
 				req.repairs = append(req.repairs, repair{RepairNestedRequest,
 					`"args" held the whole request; its "id" and "args" were used`})
@@ -362,19 +390,40 @@ func decodeCall(raw json.RawMessage) (callRequest, error) {
 	}
 }
 
-// nestedRequest reports whether raw (an object, or a string holding one) has the shape of a whole call request:
-// only id and args fields under any of their names, one args field, and an id when needID. It returns the
-// request as an object.
-func nestedRequest(raw json.RawMessage, needID bool) (json.RawMessage, []repair, bool) {
-	obj, reps, ok := objectValue(raw)
+// decodeCodeCall reads openclaw.tools.call's request, {"id": <first argument>, "args": <second>} (no "args"
+// when the script passed none). A whole request passed as the first argument with nothing beside it,
+// call({id, args}), is read as call(id, args).
+func decodeCodeCall(raw json.RawMessage) (callRequest, error) {
+	o := opCodeCall
+	f, err := decodeFields(o, raw)
+	if err != nil {
+		return callRequest{}, err
+	}
+	if obj, reps, ids, n, ok := requestLike(f.values["id"]); ok && ids == 1 && n <= 1 && isEmptyObject(f.values["args"]) {
+		req, err := decodeCall(o, obj)
+		req.repairs = append(append(reps, passedAsID(o)), req.repairs...)
+		return req, err
+	}
+	id, err := stringField(o, "id", f.values["id"])
+	return callRequest{id: id, args: f.values["args"]}, err
+}
+
+func isEmptyObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return isNull(raw) || bytes.Equal(bytes.Join(bytes.Fields(raw), nil), []byte("{}"))
+}
+
+// requestLike reads raw (an object, or a string holding one) as a request whose every field is an id or args
+// field under one of their names, and says how many of each it has. It returns the request as an object.
+func requestLike(raw json.RawMessage) (obj json.RawMessage, reps []repair, ids, args int, ok bool) {
+	obj, reps, ok = objectValue(raw)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, 0, 0, false
 	}
 	f, err := decodeFields("", obj)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, 0, 0, false
 	}
-	var ids, args int
 	for k := range f.values {
 		switch {
 		case contains(idNames, k):
@@ -382,13 +431,10 @@ func nestedRequest(raw json.RawMessage, needID bool) (json.RawMessage, []repair,
 		case contains(argsNames, k):
 			args++
 		default:
-			return nil, nil, false
+			return nil, nil, 0, 0, false
 		}
 	}
-	if args != 1 || ids > 1 || (needID && ids == 0) {
-		return nil, nil, false
-	}
-	return obj, reps, true
+	return obj, reps, ids, args, true
 }
 
 func contains(list []string, s string) bool {

@@ -203,6 +203,44 @@ var codeCallMistakes = []mistake{
 		refused: `Invalid arguments for mcp:everything:echo: at /message: expected string, given 5 (number). ` +
 			`Required properties: { message: string } (describe the tool for its full schema).`},
 	{name: "unknown id", request: `"ecko", {message: "hi"}`, suggests: "Unknown tool id: ecko. Did you mean: mcp:everything:echo"},
+	{name: "the whole request as the first argument", request: `{id: "echo", args: {message: "hi"}}`, got: `{"message":"hi"}`,
+		repairs: []runtime.RepairKind{runtime.RepairNestedRequest}},
+	{name: "the whole request with MCP names", request: `{name: "echo", arguments: {message: "hi"}}`, got: `{"message":"hi"}`,
+		repairs: []runtime.RepairKind{runtime.RepairNestedRequest, runtime.RepairAlias, runtime.RepairAlias}},
+	{name: "no arguments at all", request: ``,
+		refused: `Invalid arguments for openclaw.tools.call: the tool id is missing.` + codeCallShape},
+	{name: "id a number", request: `5, {message: "hi"}`,
+		refused: `Invalid arguments for openclaw.tools.call: the tool id must be a string, not a number.` + codeCallShape},
+	{name: "a request and args beside it", request: `{id: "echo", args: {message: "a"}}, {message: "b"}`,
+		refused: `Invalid arguments for openclaw.tools.call: the tool id must be a string, not an object.` + codeCallShape},
+	{name: "no args for a tool that needs some", request: `"echo"`,
+		refused: `Invalid arguments for mcp:everything:echo: at /: missing required property "message" (string); given no properties. ` +
+			`Required properties: { message: string } (describe the tool for its full schema).`},
+}
+
+// openclaw.tools.describe with the same mistakes.
+func TestCodeDescribeMistakes(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeCode, nil)
+	run := startRun(t, rt, runtime.RunRequest{Tools: mistakeTools()})
+	_, cr := runCode(t, run, "c", `
+		const out = [];
+		for (const arg of [{id: "echo"}, {name: "mcp:everything:echo"}, 7, undefined, {id: "echo", verbose: true}]) {
+			try { out.push((await openclaw.tools.describe(arg)).id); } catch (e) { out.push(e.message); }
+		}
+		return out;`)
+	require.True(t, cr.OK, "%+v", cr.Error)
+	var out []string
+	require.NoError(t, json.Unmarshal(cr.Value, &out))
+	const shape = ` Expected openclaw.tools.describe("<tool id>").`
+	assert.Equal(t, []string{
+		"mcp:everything:echo",
+		"mcp:everything:echo",
+		`Invalid arguments for openclaw.tools.describe: the tool id must be a string, not a number.` + shape,
+		`Invalid arguments for openclaw.tools.describe: the tool id is missing.` + shape,
+		`Invalid arguments for openclaw.tools.describe: the tool id must be a string, not an object.` + shape,
+	}, out)
+	assert.Equal(t, []runtime.RepairKind{runtime.RepairNestedRequest, runtime.RepairNestedRequest, runtime.RepairAlias},
+		repairKinds(run.Telemetry().Repairs))
 }
 
 func TestCodeCallMistakes(t *testing.T) {

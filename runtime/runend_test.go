@@ -39,7 +39,9 @@ func TestNoToolStartsAfterTheRunTimedOut(t *testing.T) {
 				<-release
 				close(returned)
 			}
-			opts := &runtime.Options{Config: runtime.Config{CodeTimeoutMs: 1000}}
+			// An approval does not count against the script's deadline (the script is suspended while a person
+			// decides); it is bounded by approvalTimeoutMs instead, and the call is given up when that passes.
+			opts := &runtime.Options{Config: runtime.Config{CodeTimeoutMs: 1000, ApprovalTimeoutMs: runtime.MinApprovalTimeoutMs}}
 			if stage == "approver" {
 				opts.Approver = runtime.ApproverFunc(func(context.Context, *runtime.Invocation) (runtime.Decision, error) {
 					slow()
@@ -56,7 +58,12 @@ func TestNoToolStartsAfterTheRunTimedOut(t *testing.T) {
 			run := startRun(t, rt, runtime.RunRequest{Tools: []catalog.Tool{effect.tool("charge")}})
 			_, cr := runCode(t, run, "1", `return await openclaw.tools.call("charge", {})`)
 			require.NotNil(t, cr.Error)
-			assert.Equal(t, "timeout", cr.Error.Kind, "the answer came while the %s still held the call", stage)
+			if stage == "approver" {
+				assert.Equal(t, "exception", cr.Error.Kind, "the call was given up while the approver still held it")
+				assert.Contains(t, cr.Error.Message, "Tool call blocked: approval of openclaw:core:charge timed out after 1000 ms.")
+			} else {
+				assert.Equal(t, "timeout", cr.Error.Kind, "the answer came while the %s still held the call", stage)
+			}
 			close(release)
 			<-returned
 			time.Sleep(100 * time.Millisecond) // time for a call that wrongly went on to reach the tool

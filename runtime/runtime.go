@@ -202,10 +202,10 @@ type probeBridge struct{}
 func (probeBridge) Search(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, errors.New("probe")
 }
-func (probeBridge) Describe(context.Context, string) (json.RawMessage, error) {
+func (probeBridge) Describe(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, errors.New("probe")
 }
-func (probeBridge) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func (probeBridge) Call(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, errors.New("probe")
 }
 

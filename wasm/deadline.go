@@ -23,7 +23,6 @@ type Deadline struct {
 	resumed chan struct{} // closed when the last hold is released; nil while running
 	expired chan struct{} // closed once the budget is spent
 	over    bool
-	overAt  time.Time // when the budget ran out (exactly, not when the timer happened to fire)
 	timer   *time.Timer
 }
 
@@ -98,7 +97,6 @@ func (d *Deadline) leftLocked(now time.Time) time.Duration {
 func (d *Deadline) expireLocked() {
 	if !d.over {
 		d.over = true
-		d.overAt = d.since.Add(d.budget - d.spent)
 		d.timer.Stop()
 		close(d.expired)
 	}
@@ -112,13 +110,6 @@ func (d *Deadline) Expired() bool {
 		d.expireLocked()
 	}
 	return d.over
-}
-
-// ExpiredAt is the moment the budget ran out, if it has.
-func (d *Deadline) ExpiredAt() (time.Time, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.overAt, d.over
 }
 
 // Done is closed once the budget is spent.
