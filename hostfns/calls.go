@@ -231,10 +231,17 @@ func (t *callTable) wait(ctx context.Context) (string, error) {
 			t.mu.Unlock()
 			return "[]", nil
 		}
-		if len(t.ready) > 0 {
+		if len(t.ready) > 0 && t.ctx.Err() == nil {
 			break
 		}
 		t.mu.Unlock()
+		if t.ctx.Err() != nil {
+			// The run's deadline has passed (or the turn ended): a call that honours its context has just
+			// returned because of that, and handing its outcome over would race the run's own end. The guest's
+			// context ends with it at once; wait for that and report it, leaving the call pending.
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
 		select {
 		case <-t.wake:
 		case <-ctx.Done():
