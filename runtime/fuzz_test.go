@@ -97,11 +97,31 @@ func FuzzCallRequest(f *testing.F) {
 		`{"id":"echo","bogus":1}`, `{"id":"echo","message":"hi"}`, `{"id":5}`, `{"name":"echo","input":{}}`,
 		`{"id":"echo","args":""}`, `{"id":"echo","args":[1]}`, `{"id":"echo","args":"[1]"}`, `{"id":"echo","args":{"args":{"args":{}}}}`,
 		`{"id":"echo","id":"other"}`, `null`, `{`, `{"id":"echo","args":{"message":"hi","args":1}}`,
+		`{"id":{"id":"echo","args":{"message":"hi"}}}`, `{"id":{"name":"echo"}}`, `{"code":"` + "```js\\nreturn 1\\n```" + `"}`,
+		`{"code":"return 1","language":"js"}`, `{"id":{"id":"echo"},"args":{"x":1}}`,
 	} {
 		f.Add([]byte(seed), true)
 		f.Add([]byte(seed), false)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, declares bool) {
+		// Every other decoder of what the model sends gets the same bytes: no panic, refusals show the shape.
+		if _, err := decodeCodeCall(raw); err != nil && !refusal(opCodeCall, err) {
+			t.Fatalf("openclaw.tools.call refusal without the shape: %q", err)
+		}
+		for _, d := range []struct {
+			o      op
+			decode func(json.RawMessage) (string, []repair, error)
+		}{
+			{opToolDescribe, func(r json.RawMessage) (string, []repair, error) { return decodeDescribe(opToolDescribe, r) }},
+			{opCodeDescribe, decodeCodeDescribe},
+			{opToolSearchCode, decodeCode},
+		} {
+			if s, _, err := d.decode(raw); err != nil && !refusal(d.o, err) {
+				t.Fatalf("%s refusal without the shape: %q", d.o, err)
+			} else if err == nil && strings.TrimSpace(s) == "" {
+				t.Fatalf("%s accepted an empty value", d.o)
+			}
+		}
 		req, err := decodeCall(opToolCall, raw)
 		if err != nil {
 			if !refusal(opToolCall, err) {

@@ -360,3 +360,29 @@ func TestDirectCallRepairs(t *testing.T) {
 	assert.Equal(t, map[runtime.RepairKind]int{runtime.RepairStringArgs: 1, runtime.RepairNestedRequest: 1},
 		runtime.Summarize(mem.get("direct")).Repairs)
 }
+
+// An unknown id suggests close names from the run's current, policy-filtered catalog: a tool denied mid-run is
+// never suggested, through tool_call or openclaw.tools.call.
+func TestUnknownIDSuggestsOnlyAllowedTools(t *testing.T) {
+	deny := &catalog.Policy{Session: catalog.Rule{Deny: []string{"mcp:everything:echo"}}}
+	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeCode} {
+		t.Run(string(mode), func(t *testing.T) {
+			rt := newRuntime(t, mode, nil)
+			run := startRun(t, rt, runtime.RunRequest{Tools: mistakeTools()})
+			message := func() string {
+				if mode == runtime.ModeTools {
+					return execute(t, run, "c", runtime.ToolCallName, map[string]any{"id": "ecko", "args": map[string]any{}}).Content
+				}
+				_, cr := runCode(t, run, "c", `try { await openclaw.tools.call("ecko", {}) } catch (e) { return e.message }`)
+				var msg string
+				require.NoError(t, json.Unmarshal(cr.Value, &msg))
+				return msg
+			}
+			assert.Contains(t, message(), "Did you mean: mcp:everything:echo")
+			run.SetPolicy(deny)
+			msg := message()
+			assert.True(t, strings.HasPrefix(msg, "Unknown tool id: ecko."), msg)
+			assert.NotContains(t, msg, "mcp:everything:echo", "a denied tool is never suggested")
+		})
+	}
+}
