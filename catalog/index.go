@@ -43,13 +43,21 @@ type rankConfig struct {
 	fuzzyWeight   float32 // a typo-corrected word ("sceenshot" → screenshot)
 
 	coverage float32 // bonus for matching more of the query's distinct words
-	surface  float32 // extra weight when a query word appears unstemmed in the tool name ("issues" in list_issues)
+	// Extra weight when a query word appears as written, unstemmed, in the tool's name ("issues" in list_issues),
+	// and in its label, source name or description: stemming joins "discounts" and "discounted", "results" and
+	// "result", and among tools that share the stem, the one with the user's own word is likelier the one meant.
+	// Parameter text is left out: its words follow the API's naming, not the tool's purpose.
+	surface, textSurface float32
 
 	lightVerb float32 // factor on light verbs of the query ("make", "take", "put")
 
-	// coverageWords: a query with more matchable words than this gets a proportionally weaker coverage bonus.
+	// coverageWords: a query with more matchable words than this gets a proportionally weaker coverage bonus, and
+	// a request with more content words than this (matchable or not) weighs its words by idf for coverage.
 	coverageWords float32
 	idfCoverage   bool // words count towards coverage by their idf, not one each
+	// proseByMatched is the earlier rule, kept as an ablation: a request is prose when more than coverageWords of
+	// its words match some tool, so a long request to a catalog that knows few of its words counted as terse.
+	proseByMatched bool
 
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
 }
@@ -66,6 +74,7 @@ func defaultRankConfig() rankConfig {
 		coverageWords: 3,
 		idfCoverage:   true,
 		surface:       0.25,
+		textSurface:   0.25,
 		lightVerb:     0.5,
 	}
 }
@@ -77,8 +86,12 @@ type posting struct {
 	w   float32
 }
 
-// surfacePrefix marks the unstemmed name terms; no analyzed word starts with it.
-const surfacePrefix = "="
+// surfacePrefix marks the unstemmed name terms, textSurfacePrefix the unstemmed words of the label, source name
+// and description; no analyzed word starts with either.
+const (
+	surfacePrefix     = "="
+	textSurfacePrefix = "~"
+)
 
 // docText is what the index reads of one tool.
 type docText struct {
@@ -126,23 +139,17 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	)
 	for d := range docs {
 		start := len(flat)
-		for f := 0; f <= numFields; f++ {
-			text, field := "", f
-			if f == numFields {
-				// The name once more, unstemmed, as "=word" terms of the name field: a query word that matches
-				// the name's exact form is stronger evidence than one that shares its stem.
-				text, field = docs[d].fields[fieldName], fieldName
-			} else {
-				text = docs[d].fields[f]
+		for f := 0; f < numFields; f++ {
+			// Besides its stem, a word of the name, label, source name or description is indexed as written
+			// ("=word" in the name, "~word" elsewhere; see rankConfig.surface).
+			var prefix string
+			switch f {
+			case fieldName:
+				prefix = surfacePrefix
+			case fieldLabel, fieldSource, fieldDescription:
+				prefix = textSurfacePrefix
 			}
-			splitWords(text, func(w string) {
-				t := analyze(w)
-				if t == "" {
-					return
-				}
-				if f == numFields {
-					t = surfacePrefix + w
-				}
+			count := func(t string) uint32 {
 				id, ok := ix.terms[t]
 				if !ok {
 					id = uint32(len(ix.vocab))
@@ -150,20 +157,29 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 					ix.vocab = append(ix.vocab, t)
 					slot = append(slot, -1)
 				}
-				if _, ok := ix.stemOf[w]; !ok && f < numFields && len(w) >= 3 && isASCIILetters(w) {
-					ix.stemOf[w] = id
-					ix.byFirst[w[0]] = append(ix.byFirst[w[0]], w)
-				}
 				if slot[id] < 0 {
 					slot[id] = int32(len(flat))
 					flat = append(flat, entry{term: id})
 				}
-				if e := &flat[slot[id]]; e.tf[field] < math.MaxUint16 {
-					e.tf[field]++
+				if e := &flat[slot[id]]; e.tf[f] < math.MaxUint16 {
+					e.tf[f]++
 				}
-				if f < numFields {
-					lens[d][f]++
+				return id
+			}
+			splitWords(docs[d].fields[f], func(w string) {
+				t := analyze(w)
+				if t == "" {
+					return
 				}
+				id := count(t)
+				if _, ok := ix.stemOf[w]; !ok && len(w) >= 3 && isASCIILetters(w) {
+					ix.stemOf[w] = id
+					ix.byFirst[w[0]] = append(ix.byFirst[w[0]], w)
+				}
+				if prefix != "" {
+					count(prefix + w)
+				}
+				lens[d][f]++
 			})
 		}
 		for i := start; i < len(flat); i++ {
@@ -260,6 +276,8 @@ type queryGroup struct {
 	corrected bool   // exps are typo fixes
 	surface   uint32 // the "=word" term of the unstemmed query word, when some tool name has it
 	hasSurf   bool
+	textSurf  uint32 // the "~word" term, when some label, source name or description has it
+	hasText   bool
 }
 
 // parseQuery analyzes a query into groups, and finds the tools it names exactly.
@@ -286,6 +304,7 @@ func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) 
 		g.hint = true // nor does it count as a matched word
 	}
 	g.surface, g.hasSurf = ix.terms[surfacePrefix+w]
+	g.textSurf, g.hasText = ix.terms[textSurfacePrefix+w]
 	*groups = append(*groups, g)
 }
 
@@ -579,13 +598,11 @@ func (ix *index) search(q string, limit int) []scored {
 				}
 			}
 		}
-		if g.hasSurf && ix.cfg.surface > 0 {
-			idf := ix.idf[g.surface] * ix.cfg.surface
-			for _, p := range ix.postings[g.surface] {
-				if d := p.doc; s.group[d] > 0 {
-					s.group[d] += idf * p.w
-				}
-			}
+		if g.hasSurf {
+			ix.addSurface(s, g.hint, g.surface, ix.cfg.surface)
+		}
+		if g.hasText {
+			ix.addSurface(s, g.hint, g.textSurf, ix.cfg.textSurface)
 		}
 		for _, d := range s.gtouched {
 			if s.acc[d] == 0 {
@@ -618,20 +635,48 @@ func (ix *index) search(q string, limit int) []scored {
 	return top.sorted()
 }
 
-// coverageWeights says how much each query word counts towards coverage: nothing for a word no tool has or a
-// hint. In a short query (up to coverageWords matchable words) every word is part of the need and counts 1. In a
-// long request the distinctive words carry the need ("sake", "sudoku") and the everyday ones ("new", "day")
-// mostly tell the story around it, so each word counts by its idf (of its best expansion; a corrected typo as
-// the word itself).
-func (ix *index) coverageWeights(groups []queryGroup) (w [maxQueryGroups]float32) {
-	n := 0
-	for i, g := range groups {
-		if len(g.exps) > 0 && !g.hint {
-			w[i] = 1
-			n++
+// addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
+// match the word at all. A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
+// ("make" in make_call) would count more than the words that carry the need.
+func (ix *index) addSurface(s *scratch, hint bool, term uint32, weight float32) {
+	if weight == 0 {
+		return
+	}
+	idf := ix.idf[term] * weight
+	if hint {
+		idf *= ix.cfg.lightVerb
+	}
+	for _, p := range ix.postings[term] {
+		if d := p.doc; s.group[d] > 0 {
+			s.group[d] += idf * p.w
 		}
 	}
-	if !ix.cfg.idfCoverage || float32(n) <= ix.cfg.coverageWords {
+}
+
+// coverageWeights says how much each query word counts towards coverage: nothing for a word no tool has or a
+// hint. In a terse query (up to coverageWords content words) every word is part of the need and counts 1. In a
+// longer request the distinctive words carry the need ("sake", "sudoku") and the everyday ones ("new", "day")
+// mostly tell the story around it, so each word counts by its idf (of its best expansion; a corrected typo as
+// the word itself).
+// Which of the two a request is depends on how many content words it has, whether or not the catalog knows
+// them: "Can I choose the difficulty level of the AI opponent in checkers?" is prose even when only "level",
+// "AI" and "checkers" match a tool, and a tool matching "level" and "AI" must not beat the one for checkers.
+func (ix *index) coverageWeights(groups []queryGroup) (w [maxQueryGroups]float32) {
+	matched, content := 0, 0
+	for i, g := range groups {
+		if g.hint {
+			continue
+		}
+		content++
+		if len(g.exps) > 0 {
+			w[i] = 1
+			matched++
+		}
+	}
+	if ix.cfg.proseByMatched {
+		content = matched
+	}
+	if !ix.cfg.idfCoverage || float32(content) <= ix.cfg.coverageWords {
 		return w
 	}
 	for i, g := range groups {
