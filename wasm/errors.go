@@ -93,8 +93,8 @@ var (
 	ErrClosed = errors.New("wasm: engine closed")
 	// ErrExit means the script ended the instance itself (std.exit / proc_exit). The host is unaffected.
 	ErrExit = errors.New("wasm: script exited the sandbox")
-	// ErrTrap means the guest trapped for a reason other than a limit: an interpreter bug, not a script error.
-	// The instance is discarded; the engine stays usable.
+	// ErrTrap means the guest trapped for a reason other than a limit: the interpreter crashed on what the
+	// script did (an interpreter bug, not a script error). The instance is discarded; the engine stays usable.
 	ErrTrap = errors.New("wasm: sandbox trapped")
 	// ErrStartup means the engine could not compile or initialise the module on this host.
 	ErrStartup = errors.New("wasm: sandbox could not start")

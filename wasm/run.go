@@ -180,7 +180,7 @@ func (r *run) instantiate(snap *snapshot) error {
 		if r.ctx.Err() != nil {
 			return r.contextError()
 		}
-		return fmt.Errorf("%w: instantiate: %w", ErrTrap, err)
+		return fmt.Errorf("wasm: instantiate: %w", err) // the host's failure, not the guest's: no ErrTrap
 	}
 	r.mod = mod
 	r.fns = map[string]api.Function{}
@@ -482,7 +482,7 @@ func (r *run) call(name string, params ...uint64) uint64 {
 	fn := r.fns[name]
 	if fn == nil {
 		if fn = r.mod.ExportedFunction(name); fn == nil {
-			r.abort(fmt.Errorf("%w: module has no export %s", ErrTrap, name))
+			r.abort(fmt.Errorf("wasm: module has no export %s", name))
 		}
 		r.fns[name] = fn
 	}
