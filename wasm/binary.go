@@ -379,7 +379,11 @@ func dataAddresses(payload []byte, needle []byte) ([]uint32, error) {
 		if flags != 0 {
 			continue
 		}
-		spans = append(spans, span{uint64(uint32(offset)), uint64(uint32(offset)) + uint64(len(data))})
+		from := uint64(uint32(offset)) // the offset is an i32 read as unsigned
+		if from+uint64(len(data)) > 1<<32 {
+			return nil, fmt.Errorf("%w: data segment beyond 4 GiB", errMalformed)
+		}
+		spans = append(spans, span{from, from + uint64(len(data))})
 		for i := 0; ; {
 			j := bytes.Index(data[i:], needle)
 			if j < 0 {
