@@ -31,7 +31,8 @@
 //	RunOptions.MaxSourceBytes  256 KiB         *wasm.LimitError{Kind: source}
 //	RunOptions.MaxCalls        100             *wasm.LimitError{Kind: calls}  (search, describe and call all count)
 //	RunOptions.MaxPayloadBytes 1 MiB           the one call is rejected inside the script (catchable)
-//	RunOptions.MaxBridgeBytes  8 MiB           all requests and responses together; past it, calls are rejected
+//	RunOptions.MaxBridgeBytes  8 MiB           all requests and responses together (4 MiB per second of a timeout under
+//	                                           2 s); past it, calls are rejected
 //	RunOptions.MaxHostTime     5% of Timeout   searches and describes together; past it, they are rejected
 //	WASI stdout/stderr         64 KiB          kept, the rest dropped (scripts cannot reach them without qjs:std)
 //

@@ -24,7 +24,10 @@ const (
 	DefaultMaxSourceBytes  = 256 << 10
 	DefaultMaxCalls        = 100
 	DefaultMaxPayloadBytes = 1 << 20
-	DefaultMaxBridgeBytes  = 8 << 20
+	// DefaultMaxBridgeBytes is the bridge budget of a run whose timeout is at least two seconds; a shorter run
+	// gets 4 MiB per second of timeout, so that the host's work on the bytes (decoding, validating, encoding:
+	// about 12 ns a byte) stays a small share of the time the script may take.
+	DefaultMaxBridgeBytes = 8 << 20
 	// DefaultHostTimeShare is the share of the timeout that searches and describes may take together when
 	// RunOptions.MaxHostTime is zero. Everything else a script makes the host do outside its fuel (copying and
 	// decoding requests, encoding results, the calls' own bookkeeping) is bounded by MaxCalls and MaxBridgeBytes,
@@ -217,7 +220,7 @@ func (o RunOptions) withDefaults() RunOptions {
 		o.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}
 	if o.MaxBridgeBytes <= 0 {
-		o.MaxBridgeBytes = DefaultMaxBridgeBytes
+		o.MaxBridgeBytes = int(min(DefaultMaxBridgeBytes, o.Timeout.Seconds()*(4<<20)))
 	}
 	if o.MaxHostTime <= 0 {
 		o.MaxHostTime = o.Timeout * DefaultHostTimeShare / 100
