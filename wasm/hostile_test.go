@@ -55,14 +55,15 @@ func afterDeadline(timeout time.Duration, f func()) time.Duration {
 
 // bulkScripts each burn their time in instructions whose cost grows with an operand.
 var bulkScripts = map[string]string{
-	"copyWithin 46 MiB": "const a = new Uint8Array(46 << 20); for (;;) a.copyWithin(0, 1)",
-	"fill 46 MiB":       "const a = new Uint8Array(46 << 20); for (let i = 0; ; i++) a.fill(i)",
-	"set 24 MiB":        "const a = new Uint8Array(24 << 20), b = new Uint8Array(24 << 20); for (;;) a.set(b)",
-	"slice 16 MiB":      "const a = new Uint8Array(16 << 20); for (;;) a.slice()",
-	"string repeat":     "for (let i = 0; ; i++) { const s = 'x'.repeat(8 << 20) + i }",
-	"padStart":          "for (;;) { const s = ''.padStart(8 << 20, 'ab') }",
-	"array copy":        "const a = new Array(1 << 20).fill(1); for (;;) a.slice()",
-	"busy loop":         "for (;;) {}",
+	"copyWithin 46 MiB":  "const a = new Uint8Array(46 << 20); for (;;) a.copyWithin(0, 1)",
+	"copies under 1 KiB": "const a = new Uint8Array(2048); for (;;) a.copyWithin(0, 1000, 2023)",
+	"fill 46 MiB":        "const a = new Uint8Array(46 << 20); for (let i = 0; ; i++) a.fill(i)",
+	"set 24 MiB":         "const a = new Uint8Array(24 << 20), b = new Uint8Array(24 << 20); for (;;) a.set(b)",
+	"slice 16 MiB":       "const a = new Uint8Array(16 << 20); for (;;) a.slice()",
+	"string repeat":      "for (let i = 0; ; i++) { const s = 'x'.repeat(8 << 20) + i }",
+	"padStart":           "for (;;) { const s = ''.padStart(8 << 20, 'ab') }",
+	"array copy":         "const a = new Array(1 << 20).fill(1); for (;;) a.slice()",
+	"busy loop":          "for (;;) {}",
 }
 
 func TestDeadlineHoldsForBulkMemory(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
-//   - bulk memory: memory.copy and memory.fill (and memory.init) move up to the whole memory in one instruction, so before each one
-//     the length operand is charged as well, one unit per bulkChargeBytes bytes (about what the interpreter
-//     burns in the time it takes to move them). Without the charge, a loop of 46 MiB copyWithin calls ran 21 s
+//   - bulk memory: memory.copy and memory.fill (and memory.init) move up to the whole memory in one instruction,
+//     so before each one of 1 KiB or more the length operand is charged as well, one unit per 64 bytes (about
+//     what the interpreter burns in the time it takes to move them). Without the charge, a loop of 46 MiB copyWithin calls ran 21 s
 //     past a 1 s deadline: each copy cost a few units, and the deadline is checked only when a slice runs out.
 //   - memory: every memory.grow that fails (returns -1) calls the host with argc = hookMemory, so a refused grow
 //     is known to the host whoever refused it (the run's own cap or wazero's page limit) and whatever the
@@ -328,22 +328,31 @@ func isBulkMemory(sub uint32) bool { return sub == 8 || sub == 10 || sub == 11 }
 // whichever instructions fill it.
 const bulkChargeShift = 6
 
-// bulkCharge goes before a bulk memory instruction, whose length is on top of the stack, with len32 an i32 and
-// tmp an i64 scratch local; it leaves the stack as it found it:
-// len32 = n; tmp = fuel - (n >> bulkChargeShift); fuel = tmp; if tmp < 0 { refuel() }.
+// bulkChargeFrom is the smallest length a bulk memory instruction is charged for. Below it a copy takes well
+// under a microsecond and the code around it burns fuel anyway, so the charge (and its cost on every small memcpy
+// of the interpreter: 5% on CPU-bound JS) is skipped: a fuel slice still bounds wall time to about a millisecond.
+const bulkChargeFrom = 1024
+
+// bulkCharge goes before a bulk memory instruction, whose length is on top of the stack, with len32 an i32 and tmp
+// an i64 scratch local; it leaves the stack as it found it:
+// len32 = n; if len32 >= bulkChargeFrom { tmp = fuel - (n >> bulkChargeShift); fuel = tmp; if tmp < 0 { refuel() } }.
 func (rw *rewriter) bulkCharge(b []byte, len32, tmp uint32) []byte {
-	b = appendU32(append(b, 0x22), len32)         // local.tee len32
-	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	b = appendU32(append(b, 0x22), len32)         // local.tee len32 (the instruction keeps its operand)
 	b = appendU32(append(b, 0x20), len32)         // local.get len32
-	b = append(b, 0xad, 0x42, bulkChargeShift)    // i64.extend_i32_u; i64.const shift
-	b = append(b, 0x88, 0x7d)                     // i64.shr_u; i64.sub
-	b = appendU32(append(b, 0x22), tmp)           // local.tee tmp
-	b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
-	b = appendU32(append(b, 0x20), tmp)           // local.get tmp
-	b = append(b, 0x42, 0x00, 0x53)               // i64.const 0; i64.lt_s
-	b = append(b, 0x04, 0x40, 0x10)               // if (no result); call
+	b = append(b, 0x41)                           // i32.const
+	b = appendS64(b, bulkChargeFrom)              //   bulkChargeFrom
+	b = append(b, 0x4f, 0x04, 0x40)               // i32.ge_u; if (no result)
+	b = appendU32(append(b, 0x23), rw.fuelGlobal) //   global.get fuel
+	b = appendU32(append(b, 0x20), len32)         //   local.get len32
+	b = append(b, 0xad, 0x42, bulkChargeShift)    //   i64.extend_i32_u; i64.const shift
+	b = append(b, 0x88, 0x7d)                     //   i64.shr_u; i64.sub
+	b = appendU32(append(b, 0x22), tmp)           //   local.tee tmp
+	b = appendU32(append(b, 0x24), rw.fuelGlobal) //   global.set fuel
+	b = appendU32(append(b, 0x20), tmp)           //   local.get tmp
+	b = append(b, 0x42, 0x00, 0x53)               //   i64.const 0; i64.lt_s
+	b = append(b, 0x04, 0x40, 0x10)               //   if (no result); call
 	b = appendU32(b, rw.refuelFunc)
-	return append(b, 0x0b) // end
+	return append(b, 0x0b, 0x0b) // end; end
 }
 
 // growCheck follows memory.grow, whose result is on top of the stack, with res an i32 scratch local; it leaves
