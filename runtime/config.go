@@ -146,7 +146,8 @@ func ConfigKeys() []ConfigKey {
 		{Name: "maxResultBytes", Type: ConfigInteger, Default: DefaultMaxResultBytes, Min: MinMaxResultBytes,
 			Max: MaxMaxResultBytes, Unit: "bytes", Doc: "The most text one call result sends to the model, in every " +
 				"mode (what `tool_search_code` returns included); a longer result keeps its start and end around a " +
-				"note saying how much was cut."},
+				"note saying how much was cut. `mcp serve` in off mode is a proxy: it passes upstream results on " +
+				"unchanged, for its MCP client to bound."},
 		{Name: "approvalTimeoutMs", Type: ConfigInteger, Default: DefaultApprovalTimeoutMs, Min: MinApprovalTimeoutMs,
 			Max: MaxApprovalTimeoutMs, Unit: "ms", Doc: "How long one call may wait for its approver; an approval " +
 				"that does not come in time blocks the call. In code mode the script is suspended meanwhile, its " +

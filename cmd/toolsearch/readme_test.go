@@ -247,3 +247,19 @@ func shellWords(t *testing.T, line string) []string {
 	}
 	return words
 }
+
+// TestREADMEListsEveryCommand keeps the README's command list complete: every command the CLI offers has an
+// example line there.
+func TestREADMEListsEveryCommand(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
+	require.NoError(t, err)
+	listed := map[string]bool{}
+	for _, line := range shellLines(string(data)) {
+		if words := strings.Fields(line); len(words) > 1 && words[0] == "toolsearch" {
+			listed[words[1]] = true
+		}
+	}
+	for name := range commands() {
+		assert.True(t, listed[name], "the README has no example of `toolsearch %s`", name)
+	}
+}
