@@ -51,9 +51,9 @@ func (c *Cache) Get(scope string, tools []Tool, opts *Options) (cat *Catalog, re
 	c.mu.Lock()
 	stats := &counters{}
 	if e, ok := c.scopes.Get(scope); ok {
-		if e.cat.fingerprint == fp {
-			c.mu.Unlock()
-			return e.cat, true, nil
+		if cat := e.cat; cat.fingerprint == fp {
+			c.mu.Unlock() // e.cat may be replaced once the lock is released: return the one read under it
+			return cat, true, nil
 		}
 		stats = e.stats
 	}

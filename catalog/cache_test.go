@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +25,31 @@ func TestCacheReuse(t *testing.T) {
 	assert.True(t, reused, "an unchanged tool set is reused, not rebuilt")
 	assert.Same(t, c1, c2)
 	assert.Equal(t, int64(1), c2.Stats().Searches)
+}
+
+// TestCacheConcurrentGetsOfOneScope hammers one scope with two tool sets at once, as an MCP front does when a
+// client's call starts a run while an upstream change rebuilds the shared catalog. Under -race it caught the
+// reused catalog being read after the lock was released, while another Get replaced it.
+func TestCacheConcurrentGetsOfOneScope(t *testing.T) {
+	cache := NewCache(nil)
+	small := sampleTools()[:2]
+	sets := [][]Tool{sampleTools(), small}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				tools := sets[(g+i)%2]
+				cat, _, err := cache.Get("shared", tools, nil)
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.Equal(t, fingerprintOf(tools, nil), cat.Fingerprint(), "a Get returns the catalog of its own tools")
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestCacheRebuildsOnChange(t *testing.T) {
