@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -51,7 +53,7 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 				writeField(h, strings.Join(r.Deny, "\x00"))
 				writeField(h, strings.Join(r.Ask, "\x00"))
 			}
-			for _, g := range sortedKeys(p.Groups) {
+			for _, g := range slices.Sorted(maps.Keys(p.Groups)) {
 				writeField(h, g)
 				writeField(h, strings.Join(p.Groups[g], "\x00"))
 			}

@@ -3,7 +3,8 @@ package catalog
 import (
 	"encoding/json"
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/internal/textcut"
@@ -73,7 +74,7 @@ func paramText(schema json.RawMessage) string {
 		}
 		return true
 	}
-	names := sortedKeys(root.Properties)
+	names := slices.Sorted(maps.Keys(root.Properties))
 	for _, name := range names {
 		p := root.Properties[name]
 		if !add(name, p.Title, p.Description, enumText(p.Enum)) {
@@ -86,7 +87,7 @@ func paramText(schema json.RawMessage) string {
 		if len(nested) == 0 && p.Items != nil {
 			nested = p.Items.Properties
 		}
-		for _, child := range sortedKeys(nested) {
+		for _, child := range slices.Sorted(maps.Keys(nested)) {
 			if !add(child, nested[child].Description) {
 				return b.String()
 			}
@@ -107,13 +108,4 @@ func enumText(values []any) string {
 		}
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -202,7 +204,7 @@ func (s ServerConfig) validate() error {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url %q must be an absolute http or https URL", s.URL)
 	}
-	for _, name := range sortedKeys(s.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
 		if err := checkHeader(name, s.Headers[name]); err != nil {
 			return err
 		}

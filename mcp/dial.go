@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -175,7 +177,7 @@ func mergeEnv(base []string, extra map[string]string) []string {
 			out = append(out, kv)
 		}
 	}
-	for _, k := range sortedKeys(extra) {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		out = append(out, k+"="+extra[k])
 	}
 	return out

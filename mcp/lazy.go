@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -49,7 +51,7 @@ func defaultSchemaCacheDir() string {
 // working directory, the names (not the values) of its environment variables, and the URL. Changing any of them
 // makes another entry; a rotated token does not.
 func schemaCacheKey(cfg ServerConfig) string {
-	envNames := sortedKeys(cfg.Env)
+	envNames := slices.Sorted(maps.Keys(cfg.Env))
 	key, _ := json.Marshal(struct {
 		Version  int      `json:"v"`
 		Command  string   `json:"command,omitempty"`

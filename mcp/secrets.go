@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,7 +61,7 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 	}
 	out := make(map[string]string, len(headers))
 	var secrets []string
-	for _, name := range sortedKeys(headers) {
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		template := headers[name]
 		var missing error
 		value := envRef.ReplaceAllStringFunc(template, func(ref string) string {
@@ -189,12 +191,3 @@ func collectHeaders(v *json5.Value, path []string, cuts *[]*json5.Value) {
 var envOnlyValue = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]* )?(\$\{[A-Za-z_][A-Za-z0-9_]*\})+$`)
 
 func fromEnvironment(value string) bool { return envOnlyValue.MatchString(value) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
