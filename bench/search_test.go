@@ -244,12 +244,3 @@ func TestSearchQuality(t *testing.T) {
 }
 
 var holdout = flag.Bool("holdout", false, "add the multi-need holdout set to TestSearchQuality")
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
-}
