@@ -157,10 +157,6 @@ func callsMade(r scenario.Result) string {
 // not reach the target is named with what went wrong, and the summary says which modes reached it.
 func explain(results []scenario.Result) string {
 	var sentences []string
-	sizes := map[runtime.Mode][]int{}
-	for _, r := range results {
-		sizes[r.Mode] = append(sizes[r.Mode], r.Tools)
-	}
 	first := func(m runtime.Mode) (scenario.Result, bool) {
 		for _, r := range results {
 			if r.Mode == m {
