@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,7 +163,7 @@ func wellFormed(raw []byte) bool {
 		return false
 	}
 	for k := range args {
-		if !contains(idNames, k) && !contains(argsNames, k) {
+		if !slices.Contains(idNames, k) && !slices.Contains(argsNames, k) {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -426,24 +427,15 @@ func requestLike(raw json.RawMessage) (obj json.RawMessage, reps []repair, ids, 
 	}
 	for k := range f.values {
 		switch {
-		case contains(idNames, k):
+		case slices.Contains(idNames, k):
 			ids++
-		case contains(argsNames, k):
+		case slices.Contains(argsNames, k):
 			args++
 		default:
 			return nil, nil, 0, 0, false
 		}
 	}
 	return obj, reps, ids, args, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // objectValue returns raw when it is a JSON object, or the object a JSON string holds (RepairStringArgs).
@@ -522,9 +514,9 @@ func nestedArgs(t *catalog.Tool, obj json.RawMessage, sameTool func(string) bool
 	var argsName string
 	for k, v := range f.values {
 		switch {
-		case contains(idNames, k) && id == nil:
+		case slices.Contains(idNames, k) && id == nil:
 			id = v
-		case contains(argsNames, k) && args == nil:
+		case slices.Contains(argsNames, k) && args == nil:
 			args, argsName = v, k
 		default:
 			return nil, "", false // another field, or two names of one field: the tool's own arguments

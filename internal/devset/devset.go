@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/internal/corpus"
@@ -236,7 +237,7 @@ func Score(qs []Query, rank func(q string) []int) (Metrics, []Miss) {
 		met := 0   // needs met in the top five
 		for _, nd := range q.Needs {
 			for r, doc := range got[:min(len(got), 10)] {
-				if !contains(nd.Tools, doc) {
+				if !slices.Contains(nd.Tools, doc) {
 					continue
 				}
 				if first == 0 || r+1 < first {
@@ -275,13 +276,4 @@ type Miss struct {
 	Query     Query
 	Got       []int
 	FirstRank int // 0: no need met in the first ten
-}
-
-func contains(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
