@@ -42,7 +42,6 @@ type mirror struct {
 	resources map[string]mirrored // by the URI clients see
 	templates map[string]mirrored // by the template clients see
 	prompts   map[string]mirrored // by the name clients see
-	subs      map[string]int      // URIs clients subscribed to, as they see them, by how many clients
 }
 
 // mirrored is one entry as registered: the server it belongs to, the server's own URI, template or name, and
@@ -55,8 +54,7 @@ type mirrored struct {
 }
 
 func newMirror(s *Server) *mirror {
-	return &mirror{s: s, resources: map[string]mirrored{}, templates: map[string]mirrored{}, prompts: map[string]mirrored{},
-		subs: map[string]int{}}
+	return &mirror{s: s, resources: map[string]mirrored{}, templates: map[string]mirrored{}, prompts: map[string]mirrored{}}
 }
 
 // offered is one entry a server offers: its own URI, template or name, and its definition.
