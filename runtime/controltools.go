@@ -1,6 +1,9 @@
 package runtime
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // This file is the one place that defines what the model reads about the control tools: their names,
 // descriptions and JSON Schemas, in OpenAI function format. Every byte here is sent on every turn, so the texts
@@ -96,9 +99,5 @@ func allControlToolNames() []string {
 
 // isControlToolName reports whether name belongs to any mode's control tools.
 func isControlToolName(name string) bool {
-	switch name {
-	case ToolSearchCodeName, ToolSearchName, ToolDescribeName, ToolCallName:
-		return true
-	}
-	return false
+	return slices.Contains(allControlToolNames(), name)
 }
