@@ -276,7 +276,7 @@ func expectedInput(t *catalog.Tool, hint string) string {
 		if typ == "" {
 			typ = "unknown"
 		}
-		b.WriteString(propertyKey(cut(name, maxGivenChars)))
+		b.WriteString(signatures.QuoteKey(cut(name, maxGivenChars)))
 		b.WriteString(": ")
 		b.WriteString(typ)
 		b.WriteString("; ")
@@ -286,19 +286,6 @@ func expectedInput(t *catalog.Tool, hint string) string {
 	}
 	s2 := strings.TrimSuffix(b.String(), "; ") + " }"
 	return "Required properties: " + s2 + " (describe the tool for its full schema)."
-}
-
-// propertyKey writes a property name as a signature does: bare when it is an identifier, quoted otherwise.
-func propertyKey(name string) string {
-	for i, c := range name {
-		if !(c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return strconv.Quote(name)
-		}
-	}
-	if name == "" {
-		return `""`
-	}
-	return name
 }
 
 // propertyTypes reads the declared "type" of each top-level property ("string", "number | null"); integer is

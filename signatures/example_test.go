@@ -54,3 +54,15 @@ func ExampleOptions() {
 	// Output:
 	// { mode?: "drip" | "flood" | ... }
 }
+
+func ExampleQuoteKey() {
+	for _, name := range []string{"title", "$ref", "content-type", "2fa", "line\nbreak"} {
+		fmt.Println(signatures.QuoteKey(name))
+	}
+	// Output:
+	// title
+	// $ref
+	// "content-type"
+	// "2fa"
+	// "line\nbreak"
+}

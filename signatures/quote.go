@@ -6,9 +6,11 @@ import (
 	"unicode/utf8"
 )
 
-// quoteKey leaves a property name bare when TypeScript would, and quotes it otherwise. Only ASCII identifiers
-// stay bare: a reader (or tokenizer) never has to guess whether an exotic character is part of a name.
-func quoteKey(name string) string {
+// QuoteKey writes a property name as a hint does: bare when TypeScript would leave it bare, quoted as a JSON
+// string otherwise. Only ASCII identifiers stay bare: a reader (or tokenizer) never has to guess whether an
+// exotic character is part of a name. Text outside a hint that names properties (an invalid-arguments message)
+// uses it too, so a name is spelt the same everywhere the model reads it.
+func QuoteKey(name string) string {
 	if isIdentifier(name) {
 		return name
 	}

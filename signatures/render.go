@@ -322,7 +322,7 @@ func (p *pass) object(s map[string]any, level, budget int) (string, bool) {
 	}
 	items := make([]item, len(properties))
 	for i, prop := range properties {
-		head := quoteKey(prop.name)
+		head := QuoteKey(prop.name)
 		if prop.optional {
 			head += "?"
 		}
