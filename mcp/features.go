@@ -389,7 +389,7 @@ func (u *upstream) featureError(ctx, callCtx context.Context, op string, err err
 // whenever its session starts anew.
 func (u *upstream) subscribe(ctx context.Context, uri string) error {
 	op := "subscribe to " + uri
-	if own := u.cfg.Isolation == IsolationPerClient && callScopeFrom(ctx) != nil && callScopeFrom(ctx).client != nil; !own {
+	if u.ownScope(ctx) == nil {
 		e := &u.src.events
 		e.mu.Lock()
 		if e.subs == nil {
@@ -419,7 +419,7 @@ func (u *upstream) subscribe(ctx context.Context, uri string) error {
 // unsubscribe undoes one subscribe.
 func (u *upstream) unsubscribe(ctx context.Context, uri string) error {
 	op := "unsubscribe from " + uri
-	if own := u.cfg.Isolation == IsolationPerClient && callScopeFrom(ctx) != nil && callScopeFrom(ctx).client != nil; !own {
+	if u.ownScope(ctx) == nil {
 		e := &u.src.events
 		e.mu.Lock()
 		key := subscription{u, uri}

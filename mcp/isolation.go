@@ -241,14 +241,22 @@ func (u *upstream) target(ctx context.Context, op string) (*sdk.ClientSession, c
 
 // own swaps a shared session for the client's own when u is a per-client server and ctx carries a client.
 func (u *upstream) own(ctx context.Context, op string, sess *sdk.ClientSession, calls context.Context) (*sdk.ClientSession, context.Context, error) {
+	if scope := u.ownScope(ctx); scope != nil {
+		return scope.session(ctx, u, op)
+	}
+	return sess, calls, nil
+}
+
+// ownScope is the client whose own session of u the requests of ctx go to, or nil when they go to the shared
+// session: u is not a per-client server, or ctx carries no client.
+func (u *upstream) ownScope(ctx context.Context) *clientScope {
 	if u.cfg.Isolation != IsolationPerClient {
-		return sess, calls, nil
+		return nil
 	}
-	cs := callScopeFrom(ctx)
-	if cs == nil || cs.client == nil {
-		return sess, calls, nil
+	if cs := callScopeFrom(ctx); cs != nil {
+		return cs.client
 	}
-	return cs.client.session(ctx, u, op)
+	return nil
 }
 
 // supportsLogging reports whether a session takes logging/setLevel: its server declares logging and speaks a
