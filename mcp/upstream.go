@@ -668,9 +668,4 @@ func (u *upstream) readySession(op string) (*sdk.ClientSession, context.Context,
 }
 
 // suspectHang asks the supervisor to ping the server, without waiting.
-func (u *upstream) suspectHang() {
-	select {
-	case u.suspect <- struct{}{}:
-	default:
-	}
-}
+func (u *upstream) suspectHang() { wake(u.suspect) }
