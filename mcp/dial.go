@@ -437,11 +437,7 @@ func (t *stderrTail) lastLine() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
-	line := strings.TrimSpace(lines[len(lines)-1])
-	if len(line) > 300 {
-		line = textcut.Prefix(line, 300) + "..."
-	}
-	return line
+	return cutUTF8(strings.TrimSpace(lines[len(lines)-1]), 300)
 }
 
 // killGrace is how long a killed process group gets to be reaped before stop returns.
