@@ -94,6 +94,7 @@ func validateJSON(schema *jsonschema.Schema, raw json.RawMessage) string {
 // and their types).
 func invalidArguments(t *catalog.Tool, hint string, value any, issues []schemaIssue) string {
 	var b strings.Builder
+	in := outlineOf(t.Parameters)
 	b.WriteString("Invalid arguments for ")
 	b.WriteString(t.ID())
 	b.WriteString(": ")
@@ -108,21 +109,21 @@ func invalidArguments(t *catalog.Tool, hint string, value any, issues []schemaIs
 		b.WriteString("at ")
 		b.WriteString(is.at)
 		b.WriteString(": ")
-		b.WriteString(issueText(t, is, value))
+		b.WriteString(issueText(is, value, in))
 	}
 	b.WriteString(". ")
-	b.WriteString(expectedInput(t, hint))
+	b.WriteString(expectedInput(hint, in))
 	return b.String()
 }
 
-// issueText says what was expected at one place and what was given there.
-func issueText(t *catalog.Tool, is schemaIssue, root any) string {
+// issueText says what was expected at one place and what was given there; in is the tool's input schema.
+func issueText(is schemaIssue, root any, in inputOutline) string {
 	given, found := valueAt(root, is.at)
 	switch k := is.kind.(type) {
 	case *kind.Required:
 		var types map[string]string
 		if is.at == "/" {
-			types = propertyTypes(t.Parameters)
+			types = in.properties
 		}
 		missing := make([]string, len(k.Missing))
 		for i, name := range k.Missing {
@@ -252,27 +253,22 @@ func valueAt(v any, pointer string) (any, bool) {
 // expectedInput is the input a tool expects, as the model should write it: the signature of a tool whose schema
 // is rendered, else (hint "unknown") its required properties with their declared types, which is all an
 // unrendered schema is read for here.
-func expectedInput(t *catalog.Tool, hint string) string {
+func expectedInput(hint string, in inputOutline) string {
 	if hint != "" && hint != signatures.Unknown {
 		return "Expected input: " + hint
 	}
-	var s struct {
-		Required []string `json:"required"`
-	}
-	_ = json.Unmarshal(t.Parameters, &s)
-	if len(s.Required) == 0 {
+	if len(in.required) == 0 {
 		return "The tool declares no required properties; describe it for its full schema."
 	}
-	types := propertyTypes(t.Parameters)
-	more := len(declaredProperties(t.Parameters)) > len(s.Required) // optional properties exist
+	more := len(in.properties) > len(in.required) // optional properties exist
 	var b strings.Builder
 	b.WriteString("{ ")
-	for i, name := range s.Required {
+	for i, name := range in.required {
 		if i == maxExpectedFields || b.Len() > maxExpectedChars {
 			more = true
 			break
 		}
-		typ := types[name]
+		typ := in.properties[name]
 		if typ == "" {
 			typ = "unknown"
 		}
@@ -288,16 +284,24 @@ func expectedInput(t *catalog.Tool, hint string) string {
 	return "Required properties: " + s2 + " (describe the tool for its full schema)."
 }
 
-// propertyTypes reads the declared "type" of each top-level property ("string", "number | null"); integer is
-// written as number, as in signatures. Only the type keyword is read, never nested schemas.
-func propertyTypes(schema json.RawMessage) map[string]string {
+// inputOutline is what messages and repairs read of an input schema: its top-level required and properties
+// keywords, never nested schemas. One decode of the schema serves them all.
+type inputOutline struct {
+	required []string
+	// properties holds every declared top-level property with its declared type ("string", "number | null";
+	// integer is written as number, as in signatures), or "" when its type keyword is absent or not a type.
+	properties map[string]string
+}
+
+func outlineOf(schema json.RawMessage) inputOutline {
 	var s struct {
+		Required   []string `json:"required"`
 		Properties map[string]struct {
 			Type json.RawMessage `json:"type"`
 		} `json:"properties"`
 	}
 	_ = json.Unmarshal(schema, &s)
-	out := make(map[string]string, len(s.Properties))
+	in := inputOutline{required: s.Required, properties: make(map[string]string, len(s.Properties))}
 	for name, p := range s.Properties {
 		var one string
 		var many []string
@@ -306,7 +310,7 @@ func propertyTypes(schema json.RawMessage) map[string]string {
 			many = []string{one}
 		case json.Unmarshal(p.Type, &many) == nil:
 		default:
-			continue
+			many = nil // a failed decode may have filled part of it
 		}
 		for i, typ := range many {
 			if typ == "integer" {
@@ -314,9 +318,9 @@ func propertyTypes(schema json.RawMessage) map[string]string {
 			}
 			many[i] = cut(many[i], 16)
 		}
-		out[name] = strings.Join(many[:min(len(many), 4)], " | ")
+		in.properties[name] = strings.Join(many[:min(len(many), 4)], " | ")
 	}
-	return out
+	return in
 }
 
 // inputHint is the input signature the model is shown for t: the search hint, "unknown" for a tool whose

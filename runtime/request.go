@@ -525,9 +525,9 @@ func nestedArgs(t *catalog.Tool, obj json.RawMessage, sameTool func(string) bool
 	if args == nil {
 		return nil, "", false
 	}
-	declared := declaredProperties(t.Parameters)
+	declared := outlineOf(t.Parameters).properties
 	for k := range f.values {
-		if declared[k] {
+		if _, ok := declared[k]; ok {
 			return nil, "", false
 		}
 	}
@@ -540,19 +540,6 @@ func nestedArgs(t *catalog.Tool, obj json.RawMessage, sameTool func(string) bool
 		return nil, "", false
 	}
 	return args, fmt.Sprintf("the arguments held a whole request; its %q was used as the arguments", argsName), true
-}
-
-// declaredProperties are the top-level property names a tool's input schema declares.
-func declaredProperties(schema json.RawMessage) map[string]bool {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	_ = json.Unmarshal(schema, &s)
-	out := make(map[string]bool, len(s.Properties))
-	for k := range s.Properties {
-		out[k] = true
-	}
-	return out
 }
 
 // decodeCode reads tool_search_code's {code}. Code wrapped in a Markdown fence (```js ... ```) is unwrapped:
