@@ -77,15 +77,27 @@ func validateJSON(schema *jsonschema.Schema, raw json.RawMessage) string {
 	if problem != "" {
 		return problem
 	}
-	parts := make([]string, 0, len(issues))
+	var b strings.Builder
+	writeIssues(&b, issues, func(is schemaIssue) string { return is.text })
+	return b.String()
+}
+
+// writeIssues writes "at <where>: <what>" for each issue, separated by "; ", and "..." in place of the issue
+// past maxValidationIssues that checkJSON keeps to say there were more.
+func writeIssues(b *strings.Builder, issues []schemaIssue, what func(schemaIssue) string) {
 	for i, is := range issues {
+		if i > 0 {
+			b.WriteString("; ")
+		}
 		if i == maxValidationIssues {
-			parts = append(parts, "...")
+			b.WriteString("...")
 			break
 		}
-		parts = append(parts, "at "+is.at+": "+is.text)
+		b.WriteString("at ")
+		b.WriteString(is.at)
+		b.WriteString(": ")
+		b.WriteString(what(is))
 	}
-	return strings.Join(parts, "; ")
 }
 
 // invalidArguments is the message for arguments that do not match a tool's input schema, written for the model
@@ -98,19 +110,7 @@ func invalidArguments(t *catalog.Tool, hint string, value any, issues []schemaIs
 	b.WriteString("Invalid arguments for ")
 	b.WriteString(t.ID())
 	b.WriteString(": ")
-	for i, is := range issues {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		if i == maxValidationIssues {
-			b.WriteString("...")
-			break
-		}
-		b.WriteString("at ")
-		b.WriteString(is.at)
-		b.WriteString(": ")
-		b.WriteString(issueText(is, value, in))
-	}
+	writeIssues(&b, issues, func(is schemaIssue) string { return issueText(is, value, in) })
 	b.WriteString(". ")
 	b.WriteString(expectedInput(hint, in))
 	return b.String()
