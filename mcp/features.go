@@ -334,37 +334,30 @@ func (u *upstream) featureSession(ctx context.Context, op string) (*sdk.ClientSe
 
 // readResource reads one resource of u by the server's own URI.
 func (u *upstream) readResource(ctx context.Context, params *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error) {
-	op := "read resource " + params.URI
-	sess, callCtx, done, err := u.featureSession(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	res, err := sess.ReadResource(callCtx, params)
-	return res, u.featureError(ctx, callCtx, op, err)
+	return featureCall(ctx, u, "read resource "+params.URI, params, (*sdk.ClientSession).ReadResource)
 }
 
 // getPrompt gets one prompt of u by the server's own name.
 func (u *upstream) getPrompt(ctx context.Context, params *sdk.GetPromptParams) (*sdk.GetPromptResult, error) {
-	op := "get prompt " + params.Name
-	sess, callCtx, done, err := u.featureSession(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	res, err := sess.GetPrompt(callCtx, params)
-	return res, u.featureError(ctx, callCtx, op, err)
+	return featureCall(ctx, u, "get prompt "+params.Name, params, (*sdk.ClientSession).GetPrompt)
 }
 
 // complete asks u to complete an argument of one of its prompts or resource templates.
 func (u *upstream) complete(ctx context.Context, params *sdk.CompleteParams) (*sdk.CompleteResult, error) {
-	op := "complete"
+	return featureCall(ctx, u, "complete", params, (*sdk.ClientSession).Complete)
+}
+
+// featureCall sends one request about u's features (op names it in errors) on the session featureSession picks,
+// and reports its failure as featureError does.
+func featureCall[P, R any](ctx context.Context, u *upstream, op string, params P,
+	send func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
 	sess, callCtx, done, err := u.featureSession(ctx, op)
 	if err != nil {
-		return nil, err
+		var none R
+		return none, err
 	}
 	defer done()
-	res, err := sess.Complete(callCtx, params)
+	res, err := send(sess, callCtx, params)
 	return res, u.featureError(ctx, callCtx, op, err)
 }
 
