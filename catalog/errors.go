@@ -18,7 +18,8 @@ var (
 	ErrTooManyQueries = errors.New("too many queries: at most 16 per batch.")
 	// ErrDuplicateTool is wrapped by New when two tools share an id.
 	ErrDuplicateTool = errors.New("catalog: duplicate tool id")
-	// ErrInvalidTool is wrapped by New and ParseFile for a tool without a name or with an unknown source.
+	// ErrInvalidTool is wrapped by ParseFile for an entry it cannot read, and by every *ToolError: why New left
+	// a tool out of the catalog (see Catalog.Rejected).
 	ErrInvalidTool = errors.New("catalog: invalid tool")
 	// ErrInvalidPolicy is wrapped by Policy.Validate.
 	ErrInvalidPolicy = errors.New("catalog: invalid policy")
