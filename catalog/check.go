@@ -50,7 +50,7 @@ func (e *ToolError) Unwrap() []error {
 const maxErrorIDBytes = 200
 
 func toolError(t *Tool, err error, format string, args ...any) *ToolError {
-	return &ToolError{ID: textcut.Words(t.ID(), maxErrorIDBytes, "…"), Reason: fmt.Sprintf(format, args...), Err: err}
+	return &ToolError{ID: textcut.Words(t.ID(), maxErrorIDBytes, CutMarker), Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
 // checkIdentity checks what every tool needs whether or not it is cataloged: a known source, and a name and

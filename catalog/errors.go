@@ -47,7 +47,7 @@ func (e *UnknownToolError) Error() string {
 	// The query is what the model (or a script) sent, and can be megabytes: the message quotes enough of it.
 	b.WriteString(textcut.Prefix(e.Query, maxQuotedQuery))
 	if len(e.Query) > maxQuotedQuery {
-		b.WriteString("…")
+		b.WriteString(CutMarker)
 	}
 	b.WriteString(". ")
 	if len(e.Suggestions) > 0 {
