@@ -71,10 +71,11 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 		return nil
 	}
 	devCatalog := filepath.Join(dir, "devset", "catalog.json")
-	specs := []struct {
+	type spec struct {
 		name, about, catalog, queries string
-		tuned, mcp                    bool
-	}{
+		tuned, mcp                    bool // mcp: the catalog is internal/corpus's MCP tools
+	}
+	specs := []spec{
 		{"dev", "350 tools written here, 271 short agent-phrased queries", devCatalog,
 			"devset/queries.jsonl", true, false},
 		{"dev-fresh", "the same tools, 48 queries written after its tuning", devCatalog,
@@ -85,10 +86,7 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 			"multineed/multineed-dev.jsonl", true, true},
 	}
 	if includeHoldout {
-		specs = append(specs, struct {
-			name, about, catalog, queries string
-			tuned, mcp                    bool
-		}{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, never tuned on",
+		specs = append(specs, spec{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, never tuned on",
 			"", "multineed/multineed-holdout.jsonl", false, true})
 	}
 	for _, sp := range specs {
