@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/runtime"
@@ -152,12 +151,7 @@ func (c *Config) names() []string {
 	if c == nil {
 		return nil
 	}
-	names := make([]string, 0, len(c.Servers))
-	for name := range c.Servers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(c.Servers))
 }
 
 func (s ServerConfig) validate() error {

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -288,12 +289,7 @@ func (m *mirror) route(uri string) (*upstream, string, bool) {
 	if r, ok := m.resources[uri]; ok {
 		return r.u, r.name, true
 	}
-	names := make([]string, 0, len(m.templates))
-	for name := range m.templates {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(m.templates)) {
 		if t := m.templates[name]; t.seen.Regexp().MatchString(uri) {
 			return t.u, t.ownURI(uri), true
 		}

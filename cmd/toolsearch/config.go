@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/internal/json5"
@@ -265,12 +266,7 @@ func printConfigKeys(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "%s.<name> (an object; \"command\" or \"url\" is required):\n", mcp.ConfigKey)
 	fields := serverFields()
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		expected, _ := describeType(fields[name])
 		fmt.Fprintf(&b, "  %-20s %s\n", name, expected)
 	}

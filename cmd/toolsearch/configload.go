@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,13 +75,8 @@ func checkServers(f *runtime.ConfigFile) (*mcp.Config, error) {
 				mcp.ConfigKey, serverExample, describeRaw(raw))
 		}
 		fields := serverFields()
-		names := make([]string, 0, len(servers))
-		for name := range servers {
-			names = append(names, name)
-		}
-		sort.Strings(names)
 		var problems []string
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(servers)) {
 			problems = append(problems, checkServer(name, servers[name], fields)...)
 		}
 		if len(problems) > 0 {
@@ -124,11 +121,7 @@ func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Typ
 
 // misspelt names the unknown fields that are one or two edits away from a known one.
 func misspelt(unknown []string, fields map[string]reflect.Type) string {
-	known := make([]string, 0, len(fields))
-	for f := range fields {
-		known = append(known, f)
-	}
-	sort.Strings(known)
+	known := slices.Sorted(maps.Keys(fields))
 	sort.Strings(unknown)
 	var hints []string
 	for _, u := range unknown {

@@ -5,9 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -68,14 +69,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func usage(w io.Writer, cmds map[string]command) {
-	names := make([]string, 0, len(cmds))
-	for name := range cmds {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var b strings.Builder
 	b.WriteString("usage: toolsearch <command> [flags] [args]\n\ncommands:\n")
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(cmds)) {
 		fmt.Fprintf(&b, "  %-10s %s\n", name, cmds[name].summary)
 	}
 	b.WriteString("\nRun `toolsearch <command> --help` for a command's flags.\n")
