@@ -61,7 +61,7 @@ func runPins(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 	}
 	path := *file
 	if path == "" {
-		if path, err = pinFileFromConfig(*configPath); err != nil {
+		if path, err = pinFileFromConfig(stderr, *configPath); err != nil {
 			fmt.Fprintf(stderr, "toolsearch pins %s: %v\n", sub, err)
 			return exitFailure
 		}
@@ -114,27 +114,25 @@ func forgetPins(stdout, stderr io.Writer, pins *runtime.PinFile, ids []string) i
 	return code
 }
 
-// pinFileFromConfig reads tools.toolSearch.pinFile from the config file.
-func pinFileFromConfig(path string) (string, error) {
+// pinFileFromConfig reads tools.toolSearch.pinFile from the config file, loaded and checked as every command loads
+// it (its clamp warnings go to stderr).
+func pinFileFromConfig(stderr io.Writer, path string) (string, error) {
 	var err error
 	if path == "" {
 		if path, err = runtime.DefaultConfigPath(os.Getenv); err != nil {
 			return "", err
 		}
 	}
-	f, err := runtime.LoadConfigFile(path)
+	lc, err := loadConfig(path)
 	if err != nil {
 		return "", err
 	}
-	cfg, err := f.ToolSearch()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	if cfg.PinFile == "" {
+	printWarnings(stderr, "toolsearch pins: "+path, lc.warnings)
+	if lc.toolSearch.PinFile == "" {
 		return "", fmt.Errorf("%s sets no tools.toolSearch.pinFile, so nothing is pinned (give --file, or turn "+
 			"pinning on with `toolsearch config set tools.toolSearch.pinFile ~/.config/toolsearch/pins.json`)", path)
 	}
-	return cfg.PinFile, nil
+	return lc.toolSearch.PinFile, nil
 }
 
 func pinsUsageError(stderr io.Writer, msg string) int {

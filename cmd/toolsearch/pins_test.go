@@ -33,6 +33,9 @@ func TestPinsCommand(t *testing.T) {
 	code, _, errOut := pinsCLI("list", "--config", configPath)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, errOut, "sets no tools.toolSearch.pinFile")
+	code, _, errOut = pinsCLI("list", "--config", filepath.Join(dir, "missing.json"))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "config file not found", "read as every command reads the config file")
 
 	code, _, errOut = configCLI(t, "set", "--config", configPath, "tools.toolSearch.pinFile", pinPath)
 	require.Equal(t, exitOK, code, errOut)
