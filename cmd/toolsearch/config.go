@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/internal/suggest"
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -161,7 +161,7 @@ func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
 		fmt.Fprintf(stderr, "toolsearch config get: %s is not set in %s\n", key, path)
 		return exitFailure
 	}
-	printJSON(stdout, mcp.RedactConfigValue(key, v)) // header values may be secrets
+	printJSON(stdout, upstream.RedactConfigValue(key, v)) // header values may be secrets
 	return reportProblems(stderr, "get", f)
 }
 
@@ -210,7 +210,7 @@ func configSet(stdout, stderr io.Writer, path, key, value string) int {
 	}
 	raw := cliValue(value)
 	warnings, err := f.Set(key, raw)
-	if err == nil && (key == mcp.ConfigKey || strings.HasPrefix(key, mcp.ConfigKey+".")) {
+	if err == nil && (key == upstream.ConfigKey || strings.HasPrefix(key, upstream.ConfigKey+".")) {
 		_, err = checkServers(f)
 	}
 	if err != nil {
@@ -222,7 +222,7 @@ func configSet(stdout, stderr io.Writer, path, key, value string) int {
 		return exitFailure
 	}
 	printWarnings(stderr, "toolsearch config set", warnings)
-	fmt.Fprintf(stdout, "%s = %s (%s)\n", key, mcp.RedactConfigValue(key, raw), path)
+	fmt.Fprintf(stdout, "%s = %s (%s)\n", key, upstream.RedactConfigValue(key, raw), path)
 	return exitOK
 }
 
@@ -264,7 +264,7 @@ func printConfigKeys(w io.Writer) {
 	for _, k := range runtime.ConfigKeys() {
 		fmt.Fprintf(&b, "  %-20s %-8s default %-12s range %s\n", k.Name, k.Type, k.DefaultText(), k.RangeText()+unitOf(k))
 	}
-	fmt.Fprintf(&b, "%s.<name> (an object; \"command\" or \"url\" is required):\n", mcp.ConfigKey)
+	fmt.Fprintf(&b, "%s.<name> (an object; \"command\" or \"url\" is required):\n", upstream.ConfigKey)
 	fields := serverFields()
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		expected, _ := describeType(fields[name])

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/internal/suggest"
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -22,7 +22,7 @@ type loadedConfig struct {
 	// toolSearchSet says whether the file sets it at all.
 	toolSearch    runtime.Config
 	toolSearchSet bool
-	servers       *mcp.Config
+	servers       *upstream.Config
 	// warnings name every value the runtime clamps, and what to; the command prints them.
 	warnings []string
 }
@@ -31,7 +31,7 @@ type loadedConfig struct {
 var errConfigNotFound = errors.New("config file not found")
 
 // loadConfig reads the config file at path and checks all of it: tools.toolSearch against runtime.ConfigKeys and
-// every mcpServers entry against mcp.ServerConfig. A missing file is an error naming the path.
+// every mcpServers entry against upstream.ServerConfig. A missing file is an error naming the path.
 func loadConfig(path string) (*loadedConfig, error) {
 	f, err := runtime.LoadConfigFile(path)
 	if err != nil {
@@ -60,11 +60,11 @@ func checkConfigFile(f *runtime.ConfigFile) (*loadedConfig, error) {
 const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}`
 
 // checkServers checks the shape of mcpServers before package mcp checks what it means: every field of an entry
-// must have the type of its mcp.ServerConfig field, so a mistake is named with the key, the expected type and
+// must have the type of its upstream.ServerConfig field, so a mistake is named with the key, the expected type and
 // an example rather than as a decoding error. Fields other clients add (autoApprove, timeout, ...) are
 // tolerated, since the file is shared with them.
-func checkServers(f *runtime.ConfigFile) (*mcp.Config, error) {
-	raw, ok, err := f.Get(mcp.ConfigKey)
+func checkServers(f *runtime.ConfigFile) (*upstream.Config, error) {
+	raw, ok, err := f.Get(upstream.ConfigKey)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func checkServers(f *runtime.ConfigFile) (*mcp.Config, error) {
 		var servers map[string]json.RawMessage
 		if json.Unmarshal(raw, &servers) != nil || servers == nil {
 			return nil, fmt.Errorf("%s must be an object of servers by name, for example {\"memory\": %s} (got %s)",
-				mcp.ConfigKey, serverExample, describeRaw(raw))
+				upstream.ConfigKey, serverExample, describeRaw(raw))
 		}
 		fields := serverFields()
 		var problems []string
@@ -83,11 +83,11 @@ func checkServers(f *runtime.ConfigFile) (*mcp.Config, error) {
 			return nil, errors.New(strings.Join(problems, "; "))
 		}
 	}
-	return mcp.ParseConfig(f.Bytes())
+	return upstream.ParseConfig(f.Bytes())
 }
 
 func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Type) []string {
-	key := mcp.ConfigKey + "." + name
+	key := upstream.ConfigKey + "." + name
 	var entry map[string]json.RawMessage
 	if json.Unmarshal(raw, &entry) != nil || entry == nil {
 		return []string{fmt.Sprintf("%s must be a server object with \"command\" or \"url\", for example %s (got %s)",
@@ -132,11 +132,11 @@ func misspelt(unknown []string, fields map[string]reflect.Type) string {
 	return strings.Join(hints, "; ")
 }
 
-// serverFields maps the keys of an mcpServers entry to the types of their mcp.ServerConfig fields, so a field
+// serverFields maps the keys of an mcpServers entry to the types of their upstream.ServerConfig fields, so a field
 // added there is checked here without a second list.
 func serverFields() map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
-	typ := reflect.TypeFor[mcp.ServerConfig]()
+	typ := reflect.TypeFor[upstream.ServerConfig]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -15,7 +15,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/front"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -116,7 +117,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if sf.token == "" {
 		sf.token = os.Getenv(tokenEnv)
 	}
-	if sf.httpAddr != "" && sf.token == "" && !mcp.IsLoopbackAddr(sf.httpAddr) {
+	if sf.httpAddr != "" && sf.token == "" && !front.IsLoopbackAddr(sf.httpAddr) {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
 			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
 			"or listen on a loopback address such as 127.0.0.1:%s\n", sf.httpAddr, tokenEnv, portOf(sf.httpAddr))
@@ -150,7 +151,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	skipSelfReferences(stderr, "toolsearch mcp serve", servers)
 	if len(servers.Servers) == 0 {
-		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, mcp.ConfigKey)
+		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, upstream.ConfigKey)
 	}
 	return serveMCP(ctx, servers, tsConfig, sf, stdin, stdout, stderr)
 }
@@ -180,7 +181,7 @@ func loadServeConfig(path string) (*loadedConfig, error) {
 
 // selfReferences finds servers that would run this very binary as `mcp serve`: easy to get by pointing --config
 // at the MCP client's own config file, which lists toolsearch itself.
-func selfReferences(cfg *mcp.Config) []string {
+func selfReferences(cfg *upstream.Config) []string {
 	self, err := os.Executable()
 	if err != nil {
 		return nil
@@ -208,10 +209,10 @@ func selfReferences(cfg *mcp.Config) []string {
 	return names
 }
 
-func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, sf serveFlags,
+func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config, sf serveFlags,
 	stdin io.Reader, stdout, stderr io.Writer) int {
 	level := slog.LevelWarn
-	srcOpts := &mcp.Options{Progress: stderr, ChildEnv: childEnv()}
+	srcOpts := &upstream.Options{Progress: stderr, ChildEnv: childEnv()}
 	if sf.verbose {
 		level = slog.LevelInfo
 		srcOpts.ServerStderr = stderr
@@ -222,7 +223,7 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, sf s
 	// hangs) adds its tools when it is ready, without holding anyone up.
 	background, cancel := context.WithCancel(ctx)
 	cancel()
-	src, err := mcp.New(background, servers, srcOpts)
+	src, err := upstream.New(background, servers, srcOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -246,7 +247,7 @@ func serveMCP(ctx context.Context, servers *mcp.Config, cfg runtime.Config, sf s
 	if reason := rt.FallbackReason(); reason != "" {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: code mode is unavailable here (%s); serving tools mode\n", reason)
 	}
-	srv, err := mcp.NewServer(ctx, rt, src, &mcp.ServerOptions{Version: version, Logger: logger,
+	srv, err := front.NewServer(ctx, rt, src, &front.ServerOptions{Version: version, Logger: logger,
 		BearerToken: sf.token, AllowedOrigins: sf.origins})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)

@@ -22,7 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/front"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -69,7 +70,7 @@ func serveUpstream(name string) int {
 			tool("close_issue", "Close an issue of a GitHub repository.", "closed issue: "),
 		}
 	}
-	srv, err := mcp.NewServer(ctx, rt, nil, &mcp.ServerOptions{Name: name, Tools: tools})
+	srv, err := front.NewServer(ctx, rt, nil, &front.ServerOptions{Name: name, Tools: tools})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -188,14 +189,14 @@ func (l *lockedBuffer) String() string {
 
 // client connects to a toolsearch MCP server through package mcp (the go-sdk client) and returns its tools by
 // name.
-func client(t *testing.T, server mcp.ServerConfig) (*mcp.Source, map[string]catalog.Tool) {
+func client(t *testing.T, server upstream.ServerConfig) (*upstream.Source, map[string]catalog.Tool) {
 	t.Helper()
 	progress := &lockedBuffer{}
-	src, err := mcp.New(t.Context(), &mcp.Config{Servers: map[string]mcp.ServerConfig{"toolsearch": server}},
-		&mcp.Options{Progress: progress, ServerStderr: progress, StartTimeout: time.Minute})
+	src, err := upstream.New(t.Context(), &upstream.Config{Servers: map[string]upstream.ServerConfig{"toolsearch": server}},
+		&upstream.Options{Progress: progress, ServerStderr: progress, StartTimeout: time.Minute})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
-	require.Equal(t, mcp.StateReady, src.Status()[0].State, "%v\n%s", src.Status()[0].Err, progress.String())
+	require.Equal(t, upstream.StateReady, src.Status()[0].State, "%v\n%s", src.Status()[0].Err, progress.String())
 	tools := map[string]catalog.Tool{}
 	for _, tool := range src.Tools() {
 		tools[tool.Name] = tool
@@ -252,7 +253,7 @@ func TestMCPServeOverHTTP(t *testing.T) {
 	assert.Contains(t, stderr.String(), "toolsearch: serving tools mode over 2 server(s) at http://127.0.0.1:")
 	assert.Contains(t, stderr.String(), "(no token: loopback only)")
 
-	_, tools := client(t, mcp.ServerConfig{URL: url})
+	_, tools := client(t, upstream.ServerConfig{URL: url})
 	assert.ElementsMatch(t, []string{"tool_search", "tool_describe", "tool_call"}, toolNames(tools))
 	awaitTool(t, tools, "send an email", "mcp:mail:send_email")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "mcp: github: ready: 2 tool(s)") },
@@ -283,7 +284,7 @@ func TestMCPServeBinaryOverStdio(t *testing.T) {
 	cfg := upstreamConfig(t, "tools")
 
 	t.Run("tools", func(t *testing.T) {
-		_, tools := client(t, mcp.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", cfg}})
+		_, tools := client(t, upstream.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", cfg}})
 		assert.ElementsMatch(t, []string{"tool_search", "tool_describe", "tool_call"}, toolNames(tools))
 		awaitTool(t, tools, "open a github issue", "mcp:github:create_issue")
 		text, isErr := callTool(t, tools, "tool_describe", map[string]any{"id": "mcp:github:create_issue"})
@@ -297,7 +298,7 @@ func TestMCPServeBinaryOverStdio(t *testing.T) {
 	})
 
 	t.Run("code", func(t *testing.T) {
-		_, tools := client(t, mcp.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", cfg, "--mode", "code"}})
+		_, tools := client(t, upstream.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", cfg, "--mode", "code"}})
 		assert.Equal(t, []string{"tool_search_code"}, toolNames(tools))
 		require.Eventually(t, func() bool {
 			text, isErr := callTool(t, tools, "tool_search_code", map[string]any{"code": `return (await openclaw.tools.search("send an email")).length`})
@@ -322,7 +323,7 @@ return {id: hit.id, text: r.result.content[0].text};`
 func TestSelfReferenceIsSkipped(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{
+	cfg := &upstream.Config{Servers: map[string]upstream.ServerConfig{
 		"toolsearch": {Command: self, Args: []string{"mcp", "serve", "--config", "x.json"}},
 		"other":      {Command: self, Args: []string{"-test.run=^$"}},
 		"missing":    {Command: "/nonexistent/toolsearch", Args: []string{"mcp", "serve"}},

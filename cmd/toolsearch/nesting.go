@@ -6,7 +6,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
 // nestingEnv marks the MCP servers toolsearch starts with its own pid. A toolsearch that finds it set was
@@ -33,7 +33,7 @@ func checkNesting(getenv func(string) string) error {
 }
 
 // skipSelfReferences drops the servers that would run this very binary as `mcp serve`, with a warning each.
-func skipSelfReferences(w io.Writer, prefix string, cfg *mcp.Config) {
+func skipSelfReferences(w io.Writer, prefix string, cfg *upstream.Config) {
 	for _, name := range selfReferences(cfg) {
 		fmt.Fprintf(w, "%s: warning: skipping server %q: it is this toolsearch, which would start itself again and again\n", prefix, name)
 		delete(cfg.Servers, name)

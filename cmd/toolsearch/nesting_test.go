@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
 // A config that starts toolsearch inside itself: directly (the binary itself, skipped before it starts) and
@@ -66,10 +66,10 @@ func TestConfigThatStartsToolsearchInsideItself(t *testing.T) {
 	t.Run("mcp serve through a script", func(t *testing.T) {
 		// The client here is not toolsearch: the served toolsearch starts normally, and the one its wrapper
 		// starts refuses.
-		src, tools := client(t, mcp.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", wrapped, "--mode", "tools", "--verbose"}})
+		src, tools := client(t, upstream.ServerConfig{Command: bin, Args: []string{"mcp", "serve", "--config", wrapped, "--mode", "tools", "--verbose"}})
 		// mcp serve answers at once and its servers join when ready.
 		awaitTool(t, tools, "send an email", "mcp:mail:send_email")
-		assert.Equal(t, mcp.StateReady, src.Status()[0].State)
+		assert.Equal(t, upstream.StateReady, src.Status()[0].State)
 	})
 }
 

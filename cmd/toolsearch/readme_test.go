@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the generated tables of README.
 const readmePath = "../../README.md"
 
 // TestREADMEConfigTables keeps the README's tables of config keys equal to what the code accepts: the keys of
-// tools.toolSearch come from runtime.ConfigKeys, the fields of an mcpServers entry from mcp.ServerConfig (types
+// tools.toolSearch come from runtime.ConfigKeys, the fields of an mcpServers entry from upstream.ServerConfig (types
 // by reflection, descriptions from the field comments). A key added to either fails this test until the README
 // is regenerated with -update.
 func TestREADMEConfigTables(t *testing.T) {
@@ -108,7 +108,7 @@ func serverTable(t *testing.T) string {
 	docs := serverFieldDocs(t)
 	var b strings.Builder
 	b.WriteString("| key | type | what it does |\n|---|---|---|\n")
-	typ := reflect.TypeFor[mcp.ServerConfig]()
+	typ := reflect.TypeFor[upstream.ServerConfig]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -116,18 +116,18 @@ func serverTable(t *testing.T) string {
 			continue
 		}
 		doc := docs[f.Name]
-		assert.NotEmpty(t, doc, "mcp.ServerConfig.%s needs a doc comment: it is the README's description of %q", f.Name, name)
+		assert.NotEmpty(t, doc, "upstream.ServerConfig.%s needs a doc comment: it is the README's description of %q", f.Name, name)
 		expected, _ := describeType(f.Type)
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, expected, doc)
 	}
 	return b.String()
 }
 
-// serverFieldDocs reads the doc comments of mcp.ServerConfig's fields from its source, as one line each, without
+// serverFieldDocs reads the doc comments of upstream.ServerConfig's fields from its source, as one line each, without
 // the leading "Name is" of Go doc style.
 func serverFieldDocs(t *testing.T) map[string]string {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, "../../mcp", func(fi os.FileInfo) bool {
+	pkgs, err := parser.ParseDir(fset, "../../mcp/upstream", func(fi os.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, parser.ParseComments)
 	require.NoError(t, err)

@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/front"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -31,7 +32,7 @@ func secretUpstream(t *testing.T, token string) string {
 		Handler: catalog.HandlerFunc(func(context.Context, json.RawMessage) (*catalog.Result, error) {
 			return &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "you are Bearer " + token}}}, nil
 		})}
-	srv, err := mcp.NewServer(ctx, rt, nil, &mcp.ServerOptions{Name: "remote", Tools: []catalog.Tool{whoami}})
+	srv, err := front.NewServer(ctx, rt, nil, &front.ServerOptions{Name: "remote", Tools: []catalog.Tool{whoami}})
 	require.NoError(t, err)
 	handler := srv.Handler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -81,17 +82,17 @@ func TestHeaderSecretsNeverPrinted(t *testing.T) {
 	assert.Contains(t, out, `mcp server "wrong" is unavailable`)
 	code, out = runAll("", "describe", "--mcp-config", cfg, "mcp:remote:whoami")
 	require.Equal(t, exitOK, code, out)
-	assert.Contains(t, out, "you authenticate as "+mcp.Redacted)
+	assert.Contains(t, out, "you authenticate as "+upstream.Redacted)
 	code, out = runAll("", "call", "--mcp-config", cfg, "mcp:remote:whoami")
 	require.Equal(t, exitOK, code, out)
-	assert.Contains(t, out, "you are "+mcp.Redacted)
+	assert.Contains(t, out, "you are "+upstream.Redacted)
 
 	code, out = runAll("", "config", "get", "--config", cfg, "mcpServers")
 	require.Equal(t, exitOK, code, out)
 	assert.Contains(t, out, `"Bearer ${TS_CLI_TOKEN}"`, "an environment reference is shown as written")
 	code, out = runAll("", "config", "get", "--config", cfg, "mcpServers.remote.headers.X-Api-Key")
 	require.Equal(t, exitOK, code, out)
-	assert.Equal(t, `"`+mcp.Redacted+`"`, strings.TrimSpace(out))
+	assert.Equal(t, `"`+upstream.Redacted+`"`, strings.TrimSpace(out))
 	code, out = runAll("", "config", "set", "--config", cfg, "mcpServers.remote.headers.X-Other", other)
 	require.Equal(t, exitOK, code, out)
 
@@ -107,7 +108,7 @@ func TestHeaderSecretsNeverPrinted(t *testing.T) {
 	addr := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/mcp)`)
 	require.Eventually(t, func() bool { return addr.MatchString(stderr.String()) }, time.Minute, 20*time.Millisecond,
 		"no address on stderr: %s", stderr.String())
-	_, tools := client(t, mcp.ServerConfig{URL: addr.FindStringSubmatch(stderr.String())[1]})
+	_, tools := client(t, upstream.ServerConfig{URL: addr.FindStringSubmatch(stderr.String())[1]})
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -128,7 +129,7 @@ func TestHeaderSecretsNeverPrinted(t *testing.T) {
 	}
 	printed.WriteString(stderr.String())
 
-	require.Contains(t, printed.String(), mcp.Redacted)
+	require.Contains(t, printed.String(), upstream.Redacted)
 	for _, secret := range []string{token, wrong, literal, other} {
 		assert.NotContains(t, printed.String(), secret)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/mcp"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
 // toolSource is where search, describe and call find their tools: a catalog file (--catalog), or the MCP servers
@@ -86,29 +86,29 @@ func (s toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Too
 		return nil, nil, err
 	}
 	skipSelfReferences(progress, "toolsearch: "+s.mcpConfigPath, lc.servers)
-	opts := &mcp.Options{Progress: progress, ChildEnv: childEnv(), StartTimeout: s.startTimeout}
+	opts := &upstream.Options{Progress: progress, ChildEnv: childEnv(), StartTimeout: s.startTimeout}
 	if s.startTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.startTimeout)
 		defer cancel()
 	}
-	src, err := mcp.New(ctx, lc.servers, opts)
+	src, err := upstream.New(ctx, lc.servers, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	release := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*mcp.DefaultCloseTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*upstream.DefaultCloseTimeout)
 		defer cancel()
 		_ = src.Close(ctx)
 	}
 	for _, st := range src.Status() {
 		switch st.State {
-		case mcp.StateReady, mcp.StateIdle:
-		case mcp.StateStarting:
+		case upstream.StateReady, upstream.StateIdle:
+		case upstream.StateStarting:
 			fmt.Fprintf(progress, "mcp server %q did not start within --start-timeout %s; its tools are left out\n", st.Name, s.startTimeout)
 		default:
 			reason := st.Err
-			var se *mcp.ServerError
+			var se *upstream.ServerError
 			if errors.As(reason, &se) {
 				reason = fmt.Errorf("%s: %w", se.Op, se.Err) // the line names the server already
 			}

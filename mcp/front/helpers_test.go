@@ -1,0 +1,336 @@
+package front
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
+)
+
+// fastOptions make failure paths quick enough for tests while keeping their order of magnitude honest.
+func fastOptions(progress *syncBuffer) *upstream.Options {
+	o := &upstream.Options{
+		// Generous: the machine is shared and -race is slow. Tests of a timeout set their own.
+		StartTimeout:  15 * time.Second,
+		CallTimeout:   15 * time.Second,
+		CloseTimeout:  5 * time.Second,
+		RetryDelay:    50 * time.Millisecond,
+		MaxRetryDelay: 200 * time.Millisecond,
+	}
+	if progress != nil {
+		o.Progress = progress
+	}
+	return o
+}
+
+// What the tests of both packages share (see mcptest), under the names these tests use.
+type syncBuffer = mcptest.SyncBuffer
+
+var (
+	requireNPMServers = mcptest.RequireNPMServers
+	pids              = mcptest.Pids
+	alive             = mcptest.Alive
+	requireProc       = mcptest.RequireProc
+)
+
+// fakeServer is an in-process go-sdk MCP server. Each dial connects a new session to it over the SDK's in-memory
+// transports, behind a connection wrapper that can freeze (a hung server) or sever (a crashed one) every session.
+type fakeServer struct {
+	srv *sdk.Server
+
+	mu     sync.Mutex
+	conns  []*controlledConn
+	frozen bool
+	dials  int
+}
+
+func newFakeServer(pageSize int) *fakeServer {
+	return &fakeServer{srv: sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, &sdk.ServerOptions{PageSize: pageSize})}
+}
+
+// addTool adds a tool with an object schema of one string property.
+func (f *fakeServer) addTool(name, desc string, h sdk.ToolHandler) {
+	f.srv.AddTool(&sdk.Tool{
+		Name:        name,
+		Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}}}`),
+	}, h)
+}
+
+// echo answers with the text argument, as text and as structuredContent.
+func echo(prefix string) sdk.ToolHandler {
+	return func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		return &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: prefix + args.Text}},
+			StructuredContent: map[string]any{"echo": args.Text},
+		}, nil
+	}
+}
+
+func (f *fakeServer) dial(ctx context.Context, _ *target) (*dialed, error) {
+	ct, st := sdk.NewInMemoryTransports()
+	f.mu.Lock()
+	f.dials++
+	f.mu.Unlock()
+	if _, err := f.srv.Connect(ctx, &controlledTransport{inner: st, f: f}, nil); err != nil {
+		return nil, err
+	}
+	return &dialed{transport: ct}, nil
+}
+
+// freeze makes every session stop answering: requests are read and handled, answers vanish.
+func (f *fakeServer) freeze(frozen bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.frozen = frozen
+}
+
+// sever closes every session's connection under the server, as a crash would.
+func (f *fakeServer) sever() {
+	f.mu.Lock()
+	conns := f.conns
+	f.conns = nil
+	f.mu.Unlock()
+	for _, c := range conns {
+		c.Connection.Close()
+	}
+}
+
+func (f *fakeServer) dialCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dials
+}
+
+type controlledTransport struct {
+	inner sdk.Transport
+	f     *fakeServer
+}
+
+func (t *controlledTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cc := &controlledConn{Connection: c, f: t.f}
+	t.f.mu.Lock()
+	t.f.conns = append(t.f.conns, cc)
+	t.f.mu.Unlock()
+	return cc, nil
+}
+
+type controlledConn struct {
+	sdk.Connection
+	f *fakeServer
+}
+
+func (c *controlledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.f.mu.Lock()
+	frozen := c.f.frozen
+	c.f.mu.Unlock()
+	if frozen {
+		return nil
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// target is the server a test dialer is asked to connect, and the call timeout of its Source.
+type target struct {
+	name        string
+	callTimeout time.Duration
+}
+
+// dialFunc opens a transport to a test's server; stop, when set, ends what the dial started.
+type dialFunc func(ctx context.Context, u *target) (*dialed, error)
+
+type dialed struct {
+	transport sdk.Transport
+	stop      func(deadline time.Time)
+}
+
+// newSource is upstream.New with every server dialed through dial instead of what the config says.
+func newSource(ctx context.Context, cfg *upstream.Config, opts *upstream.Options, dial dialFunc) (*upstream.Source, error) {
+	callTimeout := upstream.DefaultCallTimeout
+	if opts != nil && opts.CallTimeout > 0 {
+		callTimeout = opts.CallTimeout
+	}
+	ctx = seam.WithDialer(ctx, func(ctx context.Context, name string) (*seam.Dialed, error) {
+		d, err := dial(ctx, &target{name: name, callTimeout: callTimeout})
+		if err != nil || d == nil {
+			return nil, err
+		}
+		return &seam.Dialed{Transport: d.transport, Stop: d.stop}, nil
+	})
+	return upstream.New(ctx, cfg, opts)
+}
+
+// dialConfigured leaves a server to what its config says (a URL, a command).
+func dialConfigured(context.Context, *target) (*dialed, error) { return nil, nil }
+
+// dialers routes each server name to its own dial function.
+func dialers(m map[string]dialFunc) dialFunc {
+	return func(ctx context.Context, u *target) (*dialed, error) {
+		d, ok := m[u.name]
+		if !ok {
+			return nil, fmt.Errorf("no test dialer for %q", u.name)
+		}
+		return d(ctx, u)
+	}
+}
+
+// inMemoryConfig is a config naming each server; the test dialer ignores everything but the names.
+func inMemoryConfig(names ...string) *upstream.Config {
+	cfg := &upstream.Config{Servers: map[string]upstream.ServerConfig{}}
+	for _, n := range names {
+		cfg.Servers[n] = upstream.ServerConfig{Command: "in-memory"}
+	}
+	return cfg
+}
+
+// startSource builds a Source over test dialers and closes it when the test ends.
+func startSource(t *testing.T, cfg *upstream.Config, opts *upstream.Options, m map[string]dialFunc) *upstream.Source {
+	t.Helper()
+	src, err := newSource(t.Context(), cfg, opts, dialers(m))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, src.Close(ctx))
+	})
+	return src
+}
+
+// rawServer speaks just enough JSON-RPC by hand to play a server that no SDK would let us write: one that sends
+// garbage, or pages forever. handle gets each request and returns the raw line to answer with ("" for none).
+func rawServer(conn io.ReadWriteCloser, handle func(method string, id, params json.RawMessage) string) {
+	defer conn.Close()
+	sc := bufio.NewScanner(conn)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.Method == "" || len(msg.ID) == 0 {
+			continue // a response or a notification: nothing to answer
+		}
+		reply := handle(msg.Method, msg.ID, msg.Params)
+		if reply == "" {
+			switch msg.Method {
+			case "initialize":
+				reply = result(msg.ID, `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},`+
+					`"serverInfo":{"name":"raw","version":"1"}}`)
+			case "ping":
+				reply = result(msg.ID, `{}`)
+			default:
+				reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+			}
+		}
+		if _, err := conn.Write([]byte(reply + "\n")); err != nil {
+			return
+		}
+	}
+}
+
+func result(id json.RawMessage, body string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, body)
+}
+
+// rawDial connects the client to a rawServer over a pipe, whose writes are bounded like those to a child's stdin.
+func rawDial(handle func(method string, id, params json.RawMessage) string) dialFunc {
+	return func(_ context.Context, u *target) (*dialed, error) {
+		c1, c2 := net.Pipe()
+		go rawServer(c2, handle)
+		return &dialed{
+			transport: &sdk.IOTransport{Reader: c1, Writer: &boundedWriter{w: c1, limit: u.callTimeout}},
+			stop:      func(time.Time) { c1.Close() },
+		}, nil
+	}
+}
+
+// call runs a tool of the Source's snapshot by safe name.
+func call(t *testing.T, src *upstream.Source, name, args string) (*resultView, error) {
+	t.Helper()
+	for _, tool := range src.Tools() {
+		if tool.Name == name {
+			res, err := tool.Handler.Call(t.Context(), json.RawMessage(args))
+			if err != nil {
+				return nil, err
+			}
+			return &resultView{text: contentText(res.Content), details: string(res.Details), isError: res.IsError}, nil
+		}
+	}
+	t.Fatalf("no tool %q in %v", name, names(src))
+	return nil, nil
+}
+
+type resultView struct {
+	text, details string
+	isError       bool
+}
+
+func names(src *upstream.Source) []string {
+	var out []string
+	for _, tool := range src.Tools() {
+		out = append(out, tool.ID())
+	}
+	return out
+}
+
+func contentText(cs []catalog.Content) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// boundedWriter bounds each write to a raw server's end of the pipe by a deadline, as the Source bounds its writes
+// to a child's stdin: a pipe has no buffer, so a raw server that stops reading would otherwise hold the write
+// forever. After a write times out every later one fails, which ends the session.
+type boundedWriter struct {
+	w     net.Conn
+	limit time.Duration
+
+	mu  sync.Mutex
+	err error
+}
+
+func (b *boundedWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return 0, b.err
+	}
+	_ = b.w.SetWriteDeadline(time.Now().Add(b.limit))
+	n, err := b.w.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		b.err = fmt.Errorf("the server read none of its input for %s: %w", b.limit, err)
+		err = b.err
+	}
+	return n, err
+}
+
+func (b *boundedWriter) Close() error { return b.w.Close() }

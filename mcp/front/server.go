@@ -1,0 +1,475 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+// ServerOptions configure NewServer. A nil *ServerOptions means every default.
+type ServerOptions struct {
+	// Tools are in-process tools offered next to the upstream servers' tools: cataloged like them, or shown
+	// directly when they are direct-only (and in off mode). Each needs a Handler.
+	Tools []catalog.Tool
+	// Name and Version are what clients see in initialize; "" means "toolsearch" and "dev".
+	Name, Version string
+	// SessionID names the server in the runtime: its catalog cache scope, and the prefix of every client's own
+	// session ("<SessionID>-c1", "<SessionID>-c2", ...). "" means "mcp-serve".
+	SessionID string
+	// Logger receives the server's own events (a client came or went, a catalog could not be rebuilt); nil
+	// discards.
+	Logger *slog.Logger
+	// PageSize is the most entries one page of tools/list, resources/list, resources/templates/list and
+	// prompts/list holds; 0 means the SDK's default (1000).
+	PageSize int
+	// BearerToken, when set, is required of every HTTP request to Handler as "Authorization: Bearer <token>";
+	// a request without it is refused with 401. It is compared in constant time and never logged.
+	BearerToken string
+	// AllowedOrigins are browser origins ("https://app.example.com") whose requests Handler accepts, besides
+	// loopback ones. A request with any other Origin header is refused with 403.
+	AllowedOrigins []string
+	// SessionIdleTimeout ends an HTTP client's session after this long without a request from it, as if it had
+	// gone away (a client that crashed never says so): its runs and its sessions of per-client servers are
+	// closed, and a client that comes back starts a new session. 0 means DefaultSessionIdleTimeout; negative
+	// means never.
+	SessionIdleTimeout time.Duration
+}
+
+// DefaultSessionIdleTimeout is ServerOptions.SessionIdleTimeout's default.
+const DefaultSessionIdleTimeout = 30 * time.Minute
+
+// Server is toolsearch as an MCP server (a front over upstream MCP servers). In code, tools and directory mode
+// it shows its clients the Tool Search surface of the runtime's mode — tool_search_code, or tool_search,
+// tool_describe and tool_call (plus the directory as the server's instructions in directory mode) — over every
+// tool of an upstream Source and the in-process tools; in off mode it is a plain aggregating proxy that offers
+// every tool directly as its server described it. Either way every tools/call runs through Run.Execute, so each
+// real call goes through the runtime's pipeline. It also offers the upstreams' resources, resource templates
+// and prompts, and passes progress, cancellation, log messages and _meta through.
+//
+// Each client session — the one client of Run, each Mcp-Session-Id of Handler — gets runs of its own: its own
+// telemetry (the counters in tool_search_code results), session log, directory hydration and call ids; runs of
+// all clients share one catalog, since their tools are the same. A client's runs (and its sessions of
+// per-client servers) are closed when it goes away. When the upstream tools change, each client's next call
+// starts a new run, and the old one is closed once its calls finish. A Server is safe for concurrent use.
+type Server struct {
+	rt     *runtime.Runtime
+	source *upstream.Source // nil for none
+	up     seam.Upstream    // the rest of what the front uses of source; nil with it
+	opts   ServerOptions
+	log    *slog.Logger
+	sdk    *sdk.Server
+	off    bool // the runtime's mode is off: a plain proxy
+	mirror *mirror
+
+	stopWatching func() // ends the Source's notifications of shared sessions for this front
+
+	mu       sync.Mutex
+	view     *view
+	exposed  map[string]string // tool name → its definition as JSON, as registered with the SDK server
+	clients  map[*sdk.ServerSession]*client
+	nclients int
+	closed   bool
+
+	httpOnce    sync.Once
+	httpHandler http.Handler
+
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// view is one generation of what clients see: the tools it was built from, and a run over them that names the
+// tools (and renders the directory) without ever executing a call. Client runs of the same generation are
+// started from the same tools, so they show the same names.
+type view struct {
+	gen   int
+	run   *runtime.Run
+	tools []catalog.Tool
+}
+
+// NewServer builds the server's first view from the tools the upstream Source (nil for none) has now — servers
+// still starting add theirs when they are ready — and follows the Source's changes until Close. The runtime
+// decides the mode, off included.
+func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, opts *ServerOptions) (*Server, error) {
+	if rt == nil {
+		return nil, errors.New("mcp: NewServer needs a runtime")
+	}
+	s := &Server{rt: rt, source: src, exposed: map[string]string{}, clients: map[*sdk.ServerSession]*client{},
+		done: make(chan struct{}), off: rt.Mode() == runtime.ModeOff}
+	if opts != nil {
+		s.opts = *opts
+		s.opts.Tools = append([]catalog.Tool(nil), opts.Tools...)
+	}
+	if s.opts.Name == "" {
+		s.opts.Name = "toolsearch"
+	}
+	if s.opts.Version == "" {
+		s.opts.Version = "dev"
+	}
+	if s.opts.SessionID == "" {
+		s.opts.SessionID = "mcp-serve"
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+
+	var changed, featuresChanged <-chan struct{}
+	if src != nil {
+		s.up = seam.Open(src)
+		// Before the first listing, so that no change is missed.
+		changed, featuresChanged = src.Changed(), s.up.FeaturesChanged()
+	}
+	v, err := s.newView(ctx, 1, s.allTools())
+	if err != nil {
+		return nil, err
+	}
+	s.view = v
+	caps := &sdk.ServerCapabilities{
+		Tools:   &sdk.ToolCapabilities{ListChanged: true},
+		Logging: &sdk.LoggingCapabilities{},
+	}
+	sopts := &sdk.ServerOptions{
+		Capabilities: caps,
+		PageSize:     s.opts.PageSize,
+		// The directory (directory mode) belongs in the system prompt; an MCP client puts a server's
+		// instructions there. It is set per client when it connects (see middleware), from the view of the moment.
+		Instructions: v.run.SystemPromptSection(),
+	}
+	if src != nil {
+		s.mirror = newMirror(s)
+		caps.Resources = &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true}
+		caps.Prompts = &sdk.PromptCapabilities{ListChanged: true}
+		sopts.SubscribeHandler = s.mirror.subscribe
+		sopts.UnsubscribeHandler = s.mirror.unsubscribe
+		sopts.CompletionHandler = s.mirror.complete
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, sopts)
+	s.sdk.AddReceivingMiddleware(s.middleware)
+	s.syncTools(v)
+	if src != nil {
+		s.stopWatching = s.up.Watch(seam.Events{Log: s.upstreamLog, ResourceUpdated: s.upstreamResourceUpdated})
+		s.mirror.sync()
+		s.wg.Add(1)
+		go s.follow(changed, featuresChanged)
+	}
+	return s, nil
+}
+
+func (s *Server) allTools() []catalog.Tool {
+	tools := append([]catalog.Tool(nil), s.opts.Tools...)
+	if s.source != nil {
+		tools = append(tools, s.source.Tools()...)
+	}
+	return tools
+}
+
+func (s *Server) newView(ctx context.Context, gen int, tools []catalog.Tool) (*view, error) {
+	run, err := s.rt.StartRun(ctx, runtime.RunRequest{
+		SessionID:    s.opts.SessionID,
+		RunID:        s.opts.SessionID + "-view-" + strconv.Itoa(gen),
+		Tools:        tools,
+		CatalogScope: s.opts.SessionID,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: start run: %w", err)
+	}
+	return &view{gen: gen, run: run, tools: tools}, nil
+}
+
+// currentView is the view client runs are started from.
+func (s *Server) currentView() *view {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.view
+}
+
+// follow keeps the front in step with the Source until Close: a new view whenever the upstream tools really
+// change, and the mirror whenever their resources, templates or prompts do. A Source also reports a server
+// coming up or failing, which changes no tool: those keep the view, so clients keep their runs and counters.
+func (s *Server) follow(changed, featuresChanged <-chan struct{}) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-changed:
+			if s.up.Closed() {
+				return // the Source wakes waiters when it closes; there is nothing left to follow
+			}
+			changed = s.source.Changed()
+			s.refreshView()
+		case <-featuresChanged:
+			if s.up.Closed() {
+				return
+			}
+			featuresChanged = s.up.FeaturesChanged()
+			s.mirror.sync()
+		}
+	}
+}
+
+// refreshView starts a new view if the tools changed. On failure the current view keeps serving the tools it
+// has; the next change tries again.
+func (s *Server) refreshView() {
+	tools := s.allTools()
+	cur := s.currentView()
+	if sameTools(cur.tools, tools) {
+		return
+	}
+	v, err := s.newView(context.Background(), cur.gen+1, tools)
+	if err != nil {
+		s.log.Error("mcp serve: rebuilding the catalog failed", "error", err)
+		return
+	}
+	s.mu.Lock()
+	s.view = v
+	s.mu.Unlock()
+	s.syncTools(v)
+	cur.run.Close()
+}
+
+// sameTools reports whether two tool lists would make the same catalog: same order, same definitions, same
+// handlers (a Source keeps a tool's handler while the server keeps listing it unchanged).
+func sameTools(a, b []catalog.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Source != y.Source || x.SourceName != y.SourceName || x.CatalogMode != y.CatalogMode ||
+			x.Handler != y.Handler || !seam.SameTool(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// syncTools makes the SDK server offer exactly the view's tools. Only real differences are applied, since each
+// change notifies every client (tools/list_changed: in off mode, the upstream tools themselves).
+func (s *Server) syncTools(v *view) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]*sdk.Tool{}
+	for _, def := range v.run.Tools() {
+		t, ok := s.describeTool(v.run, def)
+		if ok {
+			want[t.Name] = t
+		}
+	}
+	var gone []string
+	for name := range s.exposed {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(s.exposed, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.sdk.RemoveTools(gone...)
+	}
+	for name, t := range want {
+		key, _ := json.Marshal(t)
+		if s.exposed[name] == string(key) {
+			continue
+		}
+		if err := addSafely(func() { s.sdk.AddTool(t, s.handle(name)) }); err != nil {
+			s.log.Warn("mcp serve: not offering a tool the MCP SDK refuses", "tool", name, "error", err)
+			continue
+		}
+		s.exposed[name] = string(key)
+	}
+}
+
+// describeTool is how a tool the model sees is offered over MCP: an upstream tool exactly as its server listed
+// it (title, schemas, annotations, icons, _meta) under the name the model sees, anything else from its
+// definition. A tool whose parameters are not an object schema cannot be offered over MCP at all.
+func (s *Server) describeTool(run *runtime.Run, def runtime.ToolDefinition) (*sdk.Tool, bool) {
+	name := def.Function.Name
+	if tool, ok := run.DirectTool(name); ok && s.up != nil {
+		if listed, ok := s.up.ListedTool(tool.Handler, name); ok {
+			return listed, true
+		}
+	}
+	if !seam.IsObjectSchema(def.Function.Parameters) {
+		s.log.Warn("mcp serve: not offering a tool whose parameters are not an object schema", "tool", name)
+		return nil, false
+	}
+	return &sdk.Tool{Name: name, Description: def.Function.Description, InputSchema: def.Function.Parameters}, true
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// addSafely runs an SDK registration, which panics on definitions it cannot serve (an invalid URI, a schema
+// that is not an object): an upstream that lists one must not take the front down.
+func addSafely(add func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	add()
+	return nil
+}
+
+// handle runs one tools/call through the calling client's current run.
+func (s *Server) handle(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		c, err := s.clientOf(req.Session)
+		if err != nil {
+			return nil, err
+		}
+		lr, err := c.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer lr.calls.Done()
+
+		var args json.RawMessage
+		scope := &seam.Call{Client: c.scope}
+		if req.Params != nil {
+			args = req.Params.Arguments
+			scope.Meta = passMeta(req.Params.Meta)
+			if token := req.Params.GetProgressToken(); token != nil {
+				scope.Progress = newProgressRelay(func(p *sdk.ProgressNotificationParams) {
+					p.ProgressToken = token
+					_ = req.Session.NotifyProgress(ctx, p)
+				})
+			}
+		}
+		var capture *resultCapture
+		if s.off {
+			capture = &resultCapture{}
+			scope.Capture = capture.set
+		}
+		res, err := lr.run.Execute(seam.WithCall(ctx, scope), runtime.ToolCall{ID: c.nextCallID(), Name: name, Arguments: args})
+		if err != nil {
+			return nil, err
+		}
+		// Off mode passes the upstream's own result on unchanged (content blocks, structuredContent, _meta) once
+		// the pipeline has accepted it. A result the pipeline turned into a failure (a broken output contract)
+		// has isError where the upstream's had none: the client gets the pipeline's reason instead.
+		if capture != nil {
+			if raw := capture.get(); raw != nil && (raw.IsError || !res.IsError) {
+				return raw, nil
+			}
+		}
+		// Content only, no structuredContent: the text already is the JSON of the details, and clients that
+		// pass both to the model would pay for it twice.
+		return &sdk.CallToolResult{
+			Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
+			IsError: res.IsError,
+		}, nil
+	}
+}
+
+// middleware sees every request a client sends: it gives each client session its state at its first request,
+// sets the directory of the moment as a connecting client's instructions, passes log levels on to the
+// upstreams, and reads resources that no upstream listed.
+func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		ss, _ := req.GetSession().(*sdk.ServerSession)
+		if ss != nil {
+			if _, err := s.clientOf(ss); err != nil {
+				return nil, err
+			}
+		}
+		res, err := next(ctx, method, req)
+		switch r := res.(type) {
+		case *sdk.InitializeResult:
+			r.Instructions = s.currentView().run.SystemPromptSection()
+		case *sdk.DiscoverResult:
+			r.Instructions = s.currentView().run.SystemPromptSection()
+		}
+		switch p := req.GetParams().(type) {
+		case *sdk.SetLoggingLevelParams:
+			if err == nil && ss != nil {
+				s.setLevel(ctx, ss, p.Level)
+			}
+		case *sdk.ReadResourceParams:
+			if s.mirror != nil && isResourceNotFound(err) {
+				return s.mirror.readUnlisted(ctx, ss, p, err)
+			}
+		}
+		return res, err
+	}
+}
+
+// Run serves one client over a byte stream — usually standard input and output — until the client disconnects
+// or ctx ends. r and w are not closed. A client that hangs up while the server still writes (the answer to a
+// request it gave up on, say) has disconnected, which is no error.
+func (s *Server) Run(ctx context.Context, r io.Reader, w io.Writer) error {
+	err := s.sdk.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	if ctx.Err() != nil || seam.ConnectionLost(err) {
+		return nil
+	}
+	return err
+}
+
+// Handler serves clients over streamable HTTP; every call returns the same handler, which keeps the clients'
+// sessions (until they end it, or ServerOptions.SessionIdleTimeout passes without a request). It refuses requests that reach a loopback address under another host name (DNS rebinding), requests
+// from a browser origin that is not allowed (403), and, when ServerOptions.BearerToken is set, requests without
+// it (401).
+func (s *Server) Handler() http.Handler {
+	s.httpOnce.Do(func() {
+		idle := s.opts.SessionIdleTimeout
+		switch {
+		case idle == 0:
+			idle = DefaultSessionIdleTimeout
+		case idle < 0:
+			idle = 0 // the SDK's "never"
+		}
+		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+			&sdk.StreamableHTTPOptions{SessionTimeout: idle})
+		s.httpHandler = guard(h, s.opts.BearerToken, s.opts.AllowedOrigins)
+	})
+	return s.httpHandler
+}
+
+// Close stops following the upstream Source, ends every client session (closing each client's runs, after
+// their calls finish, and its sessions of per-client servers) and closes the current view. It closes neither
+// the runtime nor the Source: the caller owns them. Requests after Close fail with ErrServerClosed.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		clients := make([]*client, 0, len(s.clients))
+		for _, c := range s.clients {
+			clients = append(clients, c)
+		}
+		s.mu.Unlock()
+		close(s.done)
+		if s.stopWatching != nil {
+			s.stopWatching()
+		}
+		for _, c := range clients {
+			if c.ss != nil {
+				c.ss.Close()
+			}
+			c.close()
+		}
+		s.wg.Wait() // follow has stopped swapping views, and every client has been closed
+		s.currentView().run.Close()
+	})
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,145 @@
+// Package seam is where mcp/front meets mcp/upstream: the interface the front uses of a Source beyond the
+// Source's public API (Tools, Changed, Status), the scope a front attaches to the context of a client's request,
+// and the few protocol helpers both sides need. Both packages import it; it imports neither, so the arrows run
+// front → upstream and front, upstream → seam, never back.
+//
+// The interface speaks the MCP SDK's types (resources, prompts, log messages, progress), which the public API of
+// neither package shows; that is why it lives in an internal package rather than in upstream's exported API. The
+// upstream side hands out its implementation through Provide (at init) and Open, so a *upstream.Source offers
+// the seam only to packages under mcp/.
+package seam
+
+import (
+	"context"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/catalog"
+)
+
+// Upstream is what a front uses of a Source besides its public API: the servers and what they offer besides
+// tools, the clients' own sessions of per-client servers, and the notifications of shared sessions.
+type Upstream interface {
+	// Servers are the enabled servers, sorted by name; the list never changes during the Source's life.
+	Servers() []Server
+	// FeaturesChanged returns a channel closed at the next change of any server's Features, and at Close. Take
+	// it before reading the features, as with Source.Changed.
+	FeaturesChanged() <-chan struct{}
+	// Closed reports whether Close has begun; the channels of Changed and FeaturesChanged are then closed for
+	// good.
+	Closed() bool
+	// ListedTool is an upstream tool's handler's definition as its server listed it, under name: what off mode
+	// offers its clients. ok is false for a handler that is not an upstream tool's, or whose input schema is
+	// not an object schema.
+	ListedTool(h catalog.Handler, name string) (tool *sdk.Tool, ok bool)
+	// SetLogLevel asks every shared session for level, now and whenever one starts again; "" changes nothing
+	// but what later sessions are asked for.
+	SetLogLevel(level sdk.LoggingLevel)
+	// NewClient starts the scope of one client of the front: its own sessions of per-client servers, whose
+	// notifications go to events. Requests made for the client carry it (Call.Client).
+	NewClient(events Events) Client
+	// Watch sends the notifications of shared sessions (log messages, resource updates) to events until stop.
+	Watch(events Events) (stop func())
+}
+
+// Server is one upstream server as the front sees it. Values compare equal when they are the same server.
+type Server interface {
+	Name() string       // as configured
+	SourceName() string // the safe name in its tools' ids
+	// Features are the server's resources, templates and prompts of its last listing, and its capabilities.
+	Features() Features
+	// ReadResource, GetPrompt and Complete send the request to the server (the session of ctx's client for a
+	// per-client server) with the call timeout. The server's own JSON-RPC errors come back as they are;
+	// everything else is a *upstream.ServerError naming the server.
+	ReadResource(ctx context.Context, params *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error)
+	GetPrompt(ctx context.Context, params *sdk.GetPromptParams) (*sdk.GetPromptResult, error)
+	Complete(ctx context.Context, params *sdk.CompleteParams) (*sdk.CompleteResult, error)
+	// Subscribe and Unsubscribe pass on one client's subscription to a resource, by the server's own URI. A
+	// shared session is subscribed once however many clients hold it, and again when it starts anew.
+	Subscribe(ctx context.Context, uri string) error
+	Unsubscribe(ctx context.Context, uri string) error
+}
+
+// Features are what a server offers besides tools. The slices are shared and read only.
+type Features struct {
+	Resources []*sdk.Resource
+	Templates []*sdk.ResourceTemplate
+	Prompts   []*sdk.Prompt
+	Caps      sdk.ServerCapabilities // of the last session that started
+}
+
+// Events receive the notifications of upstream sessions that are not about tools.
+type Events struct {
+	Log             func(s Server, p *sdk.LoggingMessageParams)
+	ResourceUpdated func(s Server, uri string) // by the server's own URI
+}
+
+// Client is one client's scope in the Source.
+type Client interface {
+	// SetLevel records the client's log level and passes it to its own sessions that take one.
+	SetLevel(ctx context.Context, level sdk.LoggingLevel)
+	// Close ends the client's own sessions, each within the close bound.
+	Close()
+}
+
+// Call is what a front attaches to the context of one client request, so that the upstream calls the request
+// causes carry the client's _meta, report their progress to it, use its own sessions of per-client servers and,
+// for a direct call in off mode, hand the upstream result back unchanged. The runtime passes contexts down to
+// tool handlers, so the scope reaches the upstream tool handler through the whole pipeline and the sandbox.
+type Call struct {
+	Client   Client                    // nil: shared sessions only
+	Meta     map[string]any            // the client's _meta without the keys that belong to its own connection
+	Progress Progress                  // nil when the client asked for no progress
+	Capture  func(*sdk.CallToolResult) // set for a direct call in off mode
+}
+
+// Progress receives the progress notifications of the upstream calls of one client request; server names the
+// upstream.
+type Progress interface {
+	Report(server string, p *sdk.ProgressNotificationParams)
+}
+
+type callKey struct{}
+
+// WithCall attaches a request's scope to ctx.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFrom is the scope WithCall attached, or nil.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+var open func(src any) Upstream
+
+// Provide is called once, by package upstream's init, with the function that opens a Source's seam.
+func Provide(f func(src any) Upstream) { open = f }
+
+// Open returns the seam of src, a *upstream.Source.
+func Open(src any) Upstream { return open(src) }
+
+// Dialed is a transport a Dialer opened, and what ends it.
+type Dialed struct {
+	Transport sdk.Transport
+	Stop      func(deadline time.Time) // nil: closing the session is enough
+}
+
+// Dialer opens a transport to the named server in place of what its config says; a nil *Dialed without an error
+// leaves that server to its config. Tests of the front use it to put in-process servers behind a real Source.
+type Dialer func(ctx context.Context, server string) (*Dialed, error)
+
+type dialerKey struct{}
+
+// WithDialer makes the upstream.New that gets ctx dial through d. Only packages under mcp/ can reach it.
+func WithDialer(ctx context.Context, d Dialer) context.Context {
+	return context.WithValue(ctx, dialerKey{}, d)
+}
+
+// DialerFrom is the Dialer WithDialer attached, or nil.
+func DialerFrom(ctx context.Context) Dialer {
+	d, _ := ctx.Value(dialerKey{}).(Dialer)
+	return d
+}

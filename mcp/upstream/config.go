@@ -1,0 +1,207 @@
+package upstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+// ConfigKey is the key of the servers section in a config file, in the shape Claude Desktop, Cursor and most MCP
+// clients use, so an existing section can be pasted as it is.
+const ConfigKey = "mcpServers"
+
+// Config lists the MCP servers whose tools become a catalog source.
+type Config struct {
+	// Servers by name. The name becomes the source name of the server's tools (made safe: see
+	// catalog.SafeMCPNames), so "github" gives ids like mcp:github:create_issue.
+	Servers map[string]ServerConfig `json:"mcpServers"`
+}
+
+// ServerConfig is one server: a command started as a child process speaking MCP on its standard input and
+// output, or the URL of a streamable HTTP endpoint. Exactly one of Command and URL is set.
+type ServerConfig struct {
+	// Command is the program to start; it is looked up in PATH like a shell would.
+	Command string `json:"command,omitempty"`
+	// Args are the command's arguments.
+	Args []string `json:"args,omitempty"`
+	// Env is added to toolsearch's own environment for the child (a server started by npx needs PATH and HOME).
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is the child's working directory; empty means toolsearch's.
+	Cwd string `json:"cwd,omitempty"`
+
+	// URL is a streamable HTTP endpoint (http or https).
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every HTTP request, for example {"Authorization": "Bearer ${GITHUB_TOKEN}"}: each
+	// ${NAME} is replaced by the environment variable NAME when the server starts, and one that is not set fails
+	// the start, naming it. Values are secrets: never logged or shown, and scrubbed from what the server sends.
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// Type is optional: "stdio", or "http" / "streamable-http" / "streamableHttp" for a URL. The older SSE
+	// transport is refused rather than silently spoken wrongly.
+	Type string `json:"type,omitempty"`
+	// Disabled servers are kept in the file but not started.
+	Disabled bool `json:"disabled,omitempty"`
+	// Trusted vouches for the server: its tools' input schemas are rendered into search hits (saving the model a
+	// describe per call), trusted tools may appear in directory mode's system-prompt directory, and its tool
+	// annotations are believed by the policy (annotation:readOnly and the like). By default a server is
+	// untrusted: hits say input "unknown", and its annotations can only make a tool stricter.
+	Trusted bool `json:"trusted,omitempty"`
+
+	// StartTimeoutMs is how long one attempt to start or connect the server, initialize it and list its tools
+	// may take, in milliseconds, from 0 to 600000; 0 means the default (30 s, unless the program embedding
+	// toolsearch sets another). A server that npx fetches on first use may need more.
+	StartTimeoutMs int `json:"startTimeoutMs,omitempty"`
+	// Lazy is set for a server that starts on its first call rather than with the others. Until then its tools
+	// come from a cache of its last listing in the user's cache directory, refreshed whenever it lists its tools.
+	// Without a usable cache entry it starts at once, and the progress output says why.
+	Lazy bool `json:"lazy,omitempty"`
+	// Isolation says whose session of the server a client of `toolsearch mcp serve` uses: "shared" (the
+	// default, also "") gives every client the one session; "per-client" gives each client its own session (its
+	// own process, for a command), started at its first use and closed when it goes away, for servers that keep
+	// state per session such as a browser or a shell.
+	Isolation string `json:"isolation,omitempty"`
+}
+
+// MaxStartTimeoutMs is the largest ServerConfig.StartTimeoutMs: ten minutes.
+const MaxStartTimeoutMs = 600_000
+
+// The values of ServerConfig.Isolation.
+const (
+	IsolationShared    = "shared"
+	IsolationPerClient = "per-client"
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("mcp config")
+
+// ParseConfig reads a config document: a JSON5 object (JSON plus comments, trailing commas, unquoted keys: the format
+// of toolsearch's config file), whose "mcpServers" object lists the servers. Other keys are ignored, so the same file
+// can hold tools.toolSearch. A document without "mcpServers" has no servers. The result is validated.
+func ParseConfig(data []byte) (*Config, error) {
+	f, err := runtime.ParseConfigFile("", data)
+	if err != nil {
+		// The runtime names the file; ours has no name here (LoadConfig adds the path).
+		return nil, fmt.Errorf("%w: %s", ErrConfig, strings.TrimPrefix(err.Error(), "config : "))
+	}
+	raw, ok, err := f.Get(ConfigKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	cfg := &Config{Servers: map[string]ServerConfig{}}
+	if !ok {
+		return cfg, nil
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &servers); err != nil {
+		return nil, fmt.Errorf("%w: %s must be an object of servers: %w", ErrConfig, ConfigKey, err)
+	}
+	for name, rawServer := range servers {
+		var sc ServerConfig
+		// Unknown keys are tolerated: clients add their own ("autoApprove", "timeout", ...) and the file is
+		// shared with them.
+		if err := json.Unmarshal(rawServer, &sc); err != nil {
+			return nil, fmt.Errorf("%w: server %q is not a server object: %w", ErrConfig, name, err)
+		}
+		cfg.Servers[name] = sc
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadConfig reads and parses a config file. Unlike toolsearch's own config file, a missing file is an error:
+// a server list is never created empty by accident.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Validate reports every problem of the config at once, each naming its server.
+func (c *Config) Validate() error {
+	var problems []string
+	for _, name := range c.names() {
+		if err := c.Servers[name].validate(); err != nil {
+			problems = append(problems, fmt.Sprintf("server %q: %v", name, err))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// names returns the server names in sorted order, so that start-up, safe-name suffixes and messages are
+// deterministic.
+func (c *Config) names() []string {
+	if c == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(c.Servers))
+}
+
+func (s ServerConfig) validate() error {
+	if s.StartTimeoutMs < 0 || s.StartTimeoutMs > MaxStartTimeoutMs {
+		return fmt.Errorf(`"startTimeoutMs" must be between 0 (the default) and %d, not %d`, MaxStartTimeoutMs, s.StartTimeoutMs)
+	}
+	switch {
+	case strings.TrimSpace(s.Command) == "" && s.URL == "":
+		return errors.New(`needs "command" or "url"`)
+	case s.Command != "" && s.URL != "":
+		return errors.New(`has both "command" and "url"; give one`)
+	}
+	switch s.Isolation {
+	case "", IsolationShared, IsolationPerClient:
+	default:
+		return fmt.Errorf("unknown isolation %q (want %q or %q)", s.Isolation, IsolationShared, IsolationPerClient)
+	}
+	switch strings.ToLower(s.Type) {
+	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":
+	case "sse":
+		return errors.New(`type "sse" (the deprecated HTTP+SSE transport) is not supported; use a streamable HTTP endpoint`)
+	default:
+		return fmt.Errorf("unknown type %q", s.Type)
+	}
+	if s.URL == "" {
+		if t := strings.ToLower(s.Type); t != "" && t != "stdio" {
+			return fmt.Errorf(`type %q needs "url"`, s.Type)
+		}
+		if len(s.Headers) > 0 {
+			return errors.New(`"headers" apply to a "url" server only`)
+		}
+		return nil
+	}
+	if strings.ToLower(s.Type) == "stdio" {
+		return errors.New(`type "stdio" needs "command"`)
+	}
+	if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+		return errors.New(`"args", "env" and "cwd" apply to a "command" server only`)
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return fmt.Errorf("bad url: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url %q must be an absolute http or https URL", s.URL)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
+		if err := checkHeader(name, s.Headers[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

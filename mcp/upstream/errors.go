@@ -1,0 +1,35 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrUnavailable is wrapped by the errors of calls to a server that is not connected right now: it failed to
+	// start, crashed, stopped answering, or sent something that broke the connection. Its tools stay in the
+	// catalog and fail with this error until a retry reconnects it.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrToolGone is wrapped when a server no longer offers a tool that an earlier listing had.
+	ErrToolGone = errors.New("no longer offered by the server")
+	// ErrClosed is returned for calls after Source.Close.
+	ErrClosed = errors.New("mcp: source closed")
+	// ErrNotSupported is wrapped when a server does not offer what a client asked of it through the front (a
+	// resource subscription, say).
+	ErrNotSupported = errors.New("not supported by the server")
+)
+
+// ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and
+// the log: "mcp server "github": call create_issue: no answer within 1m0s: context deadline exceeded".
+// errors.Is sees through it (ErrUnavailable, context.DeadlineExceeded, ...).
+type ServerError struct {
+	Server string // the server's name in the config
+	Op     string // what failed: "start", "list tools", "call <tool>", "close", ...
+	Err    error
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("mcp server %q: %s: %v", e.Server, e.Op, e.Err)
+}
+
+func (e *ServerError) Unwrap() error { return e.Err }

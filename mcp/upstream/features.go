@@ -1,0 +1,481 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
+)
+
+// Bounds on the resources, resource templates and prompts one server may list: like its tools, a server is
+// untrusted, and a listing that never ends or entries of megabytes must not exhaust the host.
+const (
+	MaxResourcesPerServer = 1000 // resources, and separately resource templates
+	MaxPromptsPerServer   = 1000
+	MaxFeatureEntryBytes  = 64 << 10 // one resource, template or prompt as JSON; larger ones are dropped
+)
+
+// features are what a server offers besides tools: its resources, resource templates and prompts, listed at
+// every page when its session starts and again on notifications/{resources,prompts}/list_changed, for the front
+// to offer its clients.
+type features struct {
+	relist chan struct{} // a list_changed arrived; capacity 1, so a flood coalesces
+
+	mu        sync.Mutex
+	resources []*sdk.Resource
+	templates []*sdk.ResourceTemplate
+	prompts   []*sdk.Prompt
+	caps      sdk.ServerCapabilities // of the last session that started
+}
+
+func newFeatures() *features {
+	return &features{relist: make(chan struct{}, 1)}
+}
+
+// snapshot returns the server's current listings and capabilities; the slices are shared, read only.
+func (f *features) snapshot() seam.Features {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return seam.Features{Resources: f.resources, Templates: f.templates, Prompts: f.prompts, Caps: f.caps}
+}
+
+// events fans the notifications of shared sessions out to the fronts of a Source, and keeps what the fronts
+// asked of those sessions (a log level, resource subscriptions) so that a session that starts again gets it too.
+type events struct {
+	mu      sync.Mutex
+	fronts  map[*seam.Events]struct{}
+	changed chan struct{} // closed at the next change of any server's features
+	level   sdk.LoggingLevel
+	subs    map[subscription]int // shared subscriptions by how many clients hold them
+	closed  bool
+}
+
+type subscription struct {
+	u   *server
+	uri string
+}
+
+// watch sends the notifications of shared sessions to ev until stop is called.
+func (e *events) watch(ev seam.Events) (stop func()) {
+	key := &ev
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fronts == nil {
+		e.fronts = map[*seam.Events]struct{}{}
+	}
+	e.fronts[key] = struct{}{}
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.fronts, key)
+	}
+}
+
+func (e *events) each(fn func(*seam.Events)) {
+	e.mu.Lock()
+	fronts := make([]*seam.Events, 0, len(e.fronts))
+	for f := range e.fronts {
+		fronts = append(fronts, f)
+	}
+	e.mu.Unlock()
+	for _, f := range fronts {
+		fn(f)
+	}
+}
+
+// featuresChanged returns a channel closed at the next change of a server's resources, templates or prompts, and
+// at Close. Take it before reading the features, as with Changed.
+func (s *Source) featuresChanged() <-chan struct{} {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	if s.events.changed == nil {
+		s.events.changed = make(chan struct{})
+		if s.events.closed {
+			close(s.events.changed)
+		}
+	}
+	return s.events.changed
+}
+
+func (s *Source) notifyFeatures() {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	if s.events.changed != nil && !s.events.closed {
+		close(s.events.changed)
+		s.events.changed = nil
+	}
+}
+
+// closeEvents wakes every waiter for good; Close calls it.
+func (s *Source) closeEvents() {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	s.events.closed = true
+	if s.events.changed == nil {
+		s.events.changed = make(chan struct{})
+	}
+	close(s.events.changed)
+}
+
+// clientOptions are the options of a session of u: the shared one (scope nil), or a client's own. Notifications
+// are routed from there: tools/list_changed and the features' list_changed re-list the shared session (a
+// client's own session offers what the shared one listed), progress goes to the call that owns the token, and
+// log messages and resource updates go to the fronts (shared) or to the one client (its own session).
+func (u *server) clientOptions(scope *clientScope) *sdk.ClientOptions {
+	opts := &sdk.ClientOptions{
+		// Servers must not ask us for roots: toolsearch has none to offer, and a server such as
+		// server-filesystem would replace its configured directories with our empty list.
+		Capabilities: &sdk.ClientCapabilities{},
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			u.src.routes.deliver(req.Params)
+		},
+	}
+	if scope != nil {
+		opts.LoggingMessageHandler = func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			scope.events.Log(u, req.Params)
+		}
+		opts.ResourceUpdatedHandler = func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			scope.events.ResourceUpdated(u, req.Params.URI)
+		}
+		return opts
+	}
+	// The SDK calls these on its read path; listing there would wait on that same path.
+	opts.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) {
+		wake(u.relist)
+	}
+	opts.ResourceListChangedHandler = func(context.Context, *sdk.ResourceListChangedRequest) {
+		wake(u.feat.relist)
+	}
+	opts.PromptListChangedHandler = func(context.Context, *sdk.PromptListChangedRequest) {
+		wake(u.feat.relist)
+	}
+	opts.LoggingMessageHandler = func(_ context.Context, req *sdk.LoggingMessageRequest) {
+		u.src.events.each(func(f *seam.Events) { f.Log(u, req.Params) })
+	}
+	opts.ResourceUpdatedHandler = func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+		u.src.events.each(func(f *seam.Events) { f.ResourceUpdated(u, req.Params.URI) })
+	}
+	return opts
+}
+
+// wake wakes a capacity-1 channel without blocking.
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// watchFeatures follows what the shared session sess offers besides tools until the session starts closing
+// (calls ends): it lists it now, passes on the log level and subscriptions the fronts hold, and lists again at
+// each list_changed. It runs apart from the supervisor so that a slow resource listing never delays tools.
+func (u *server) watchFeatures(sess *sdk.ClientSession, calls context.Context) {
+	select {
+	case <-u.feat.relist: // a leftover of the last session
+	default:
+	}
+	res := sess.InitializeResult()
+	var caps sdk.ServerCapabilities
+	if res != nil && res.Capabilities != nil {
+		caps = *res.Capabilities
+	}
+	u.src.events.mu.Lock()
+	level := u.src.events.level
+	var uris []string
+	for sub, n := range u.src.events.subs {
+		if sub.u == u && n > 0 {
+			uris = append(uris, sub.uri)
+		}
+	}
+	u.src.events.mu.Unlock()
+	if level != "" && supportsLogging(sess) {
+		u.withTimeout(calls, func(ctx context.Context) error {
+			return sess.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: level})
+		})
+	}
+	for _, uri := range uris {
+		u.withTimeout(calls, func(ctx context.Context) error {
+			return sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri})
+		})
+	}
+	for {
+		u.listFeatures(calls, sess, caps)
+		select {
+		case <-calls.Done():
+			return
+		case <-u.feat.relist:
+		}
+	}
+}
+
+func (u *server) withTimeout(parent context.Context, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(parent, u.src.opts.callTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
+// listFeatures lists every page of what caps declares and, when anything differs from the last listing, makes
+// it current and tells the fronts. A listing that fails keeps the last one: the server's tools still work, and
+// the supervisor notices a dead session by itself.
+func (u *server) listFeatures(parent context.Context, sess *sdk.ClientSession, caps sdk.ServerCapabilities) {
+	ctx, cancel := context.WithTimeout(parent, u.startTimeout())
+	defer cancel()
+	var resources []*sdk.Resource
+	var templates []*sdk.ResourceTemplate
+	var prompts []*sdk.Prompt
+	var err error
+	if caps.Resources != nil {
+		resources, err = listPages(ctx, u, "resources", MaxResourcesPerServer, func(ctx context.Context, cursor string) ([]*sdk.Resource, string, error) {
+			r, err := sess.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		})
+		if err == nil {
+			templates, err = listPages(ctx, u, "resource templates", MaxResourcesPerServer, func(ctx context.Context, cursor string) ([]*sdk.ResourceTemplate, string, error) {
+				r, err := sess.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return r.ResourceTemplates, r.NextCursor, nil
+			})
+		}
+	}
+	if err == nil && caps.Prompts != nil {
+		prompts, err = listPages(ctx, u, "prompts", MaxPromptsPerServer, func(ctx context.Context, cursor string) ([]*sdk.Prompt, string, error) {
+			r, err := sess.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
+	}
+	if err != nil {
+		if parent.Err() == nil {
+			u.src.progressf("mcp: %s: listing resources and prompts failed: %v", u.name, err)
+		}
+		return
+	}
+	u.feat.mu.Lock()
+	changed := !sameJSON(u.feat.resources, resources) || !sameJSON(u.feat.templates, templates) ||
+		!sameJSON(u.feat.prompts, prompts) || !sameJSON(u.feat.caps, caps)
+	if changed {
+		u.feat.resources, u.feat.templates, u.feat.prompts, u.feat.caps = resources, templates, prompts, caps
+	}
+	u.feat.mu.Unlock()
+	if changed {
+		u.src.notifyFeatures()
+	}
+}
+
+// listPages fetches every page of one listing, keeping at most max entries and dropping entries without a name
+// or larger than MaxFeatureEntryBytes, with a progress line for each drop. A cursor that repeats ends in an
+// error, since the listing would never end.
+func listPages[T any](ctx context.Context, u *server, what string, max int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
+	var out []*T
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		for _, it := range items {
+			if it == nil {
+				continue
+			}
+			b, err := json.Marshal(it)
+			if err != nil || len(b) > MaxFeatureEntryBytes {
+				u.src.progressf("mcp: %s: skipping one of its %s: larger than %d bytes", u.name, what, MaxFeatureEntryBytes)
+				continue
+			}
+			if len(out) == max {
+				u.src.progressf("mcp: %s: lists more than %d %s; keeping the first %d", u.name, max, what, max)
+				return out, nil
+			}
+			out = append(out, it)
+		}
+		if next == "" {
+			return out, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("%s: pagination does not end (cursor %q repeats)", what, next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// featureSession returns the session a request about u's features goes to (the client's own for a per-client
+// server), with a context bounded by the call timeout that also ends when the session starts closing.
+func (u *server) featureSession(ctx context.Context, op string) (*sdk.ClientSession, context.Context, context.CancelFunc, error) {
+	sess, calls, err := u.target(ctx, op)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, u.src.opts.callTimeout)
+	stop := context.AfterFunc(calls, cancel)
+	return sess, callCtx, func() { stop(); cancel() }, nil
+}
+
+// ReadResource reads one resource of u by the server's own URI.
+func (u *server) ReadResource(ctx context.Context, params *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error) {
+	return featureCall(ctx, u, "read resource "+params.URI, params, (*sdk.ClientSession).ReadResource)
+}
+
+// GetPrompt gets one prompt of u by the server's own name.
+func (u *server) GetPrompt(ctx context.Context, params *sdk.GetPromptParams) (*sdk.GetPromptResult, error) {
+	return featureCall(ctx, u, "get prompt "+params.Name, params, (*sdk.ClientSession).GetPrompt)
+}
+
+// Complete asks u to complete an argument of one of its prompts or resource templates.
+func (u *server) Complete(ctx context.Context, params *sdk.CompleteParams) (*sdk.CompleteResult, error) {
+	return featureCall(ctx, u, "complete", params, (*sdk.ClientSession).Complete)
+}
+
+// featureCall sends one request about u's features (op names it in errors) on the session featureSession picks,
+// and reports its failure as featureError does.
+func featureCall[P, R any](ctx context.Context, u *server, op string, params P,
+	send func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
+	sess, callCtx, done, err := u.featureSession(ctx, op)
+	if err != nil {
+		var none R
+		return none, err
+	}
+	defer done()
+	res, err := send(sess, callCtx, params)
+	return res, u.featureError(ctx, callCtx, op, err)
+}
+
+// featureError passes the server's own JSON-RPC errors (not found, invalid params) on as they are, so the
+// client sees what the server said, and names the server in everything else.
+func (u *server) featureError(ctx, callCtx context.Context, op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case isWireError(err):
+		return err
+	case callCtx.Err() != nil:
+		return &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("no answer within %s: %w", u.src.opts.callTimeout, context.DeadlineExceeded)}
+	}
+	return &ServerError{Server: u.name, Op: op, Err: err}
+}
+
+// Subscribe subscribes the client of ctx to a resource of u (by the server's own URI). A per-client server gets
+// the subscription on the client's own session; a shared one once, however many clients hold it, and again
+// whenever its session starts anew.
+func (u *server) Subscribe(ctx context.Context, uri string) error {
+	op := "subscribe to " + uri
+	if u.ownScope(ctx) == nil {
+		e := &u.src.events
+		e.mu.Lock()
+		if e.subs == nil {
+			e.subs = map[subscription]int{}
+		}
+		key := subscription{u, uri}
+		e.subs[key]++
+		first := e.subs[key] == 1
+		e.mu.Unlock()
+		if !first {
+			return nil
+		}
+		if err := u.subscribeOn(ctx, op, uri, true); err != nil {
+			e.mu.Lock()
+			e.subs[key]--
+			if e.subs[key] <= 0 {
+				delete(e.subs, key)
+			}
+			e.mu.Unlock()
+			return err
+		}
+		return nil
+	}
+	return u.subscribeOn(ctx, op, uri, true)
+}
+
+// Unsubscribe undoes one Subscribe.
+func (u *server) Unsubscribe(ctx context.Context, uri string) error {
+	op := "unsubscribe from " + uri
+	if u.ownScope(ctx) == nil {
+		e := &u.src.events
+		e.mu.Lock()
+		key := subscription{u, uri}
+		if e.subs[key] > 0 {
+			e.subs[key]--
+		}
+		last := e.subs[key] == 0
+		if last {
+			delete(e.subs, key)
+		}
+		e.mu.Unlock()
+		if !last {
+			return nil
+		}
+	}
+	return u.subscribeOn(ctx, op, uri, false)
+}
+
+func (u *server) subscribeOn(ctx context.Context, op, uri string, on bool) error {
+	sess, callCtx, done, err := u.featureSession(ctx, op)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if res := sess.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Resources == nil ||
+		!res.Capabilities.Resources.Subscribe {
+		if !on {
+			return nil
+		}
+		return &ServerError{Server: u.name, Op: op, Err: ErrNotSupported}
+	}
+	if on {
+		err = sess.Subscribe(callCtx, &sdk.SubscribeParams{URI: uri})
+	} else {
+		err = sess.Unsubscribe(callCtx, &sdk.UnsubscribeParams{URI: uri})
+	}
+	return u.featureError(ctx, callCtx, op, err)
+}
+
+// setLogLevel asks every shared session that takes a log level for level, and remembers it for sessions that
+// start later. "" leaves the sessions as they are.
+func (s *Source) setLogLevel(level sdk.LoggingLevel) {
+	s.events.mu.Lock()
+	if s.events.level == level {
+		s.events.mu.Unlock()
+		return
+	}
+	s.events.level = level
+	s.events.mu.Unlock()
+	if level == "" {
+		return
+	}
+	for _, u := range s.servers {
+		sess, calls, err := u.readySession("set log level")
+		if err != nil || !supportsLogging(sess) {
+			continue
+		}
+		u.withTimeout(calls, func(ctx context.Context) error {
+			return sess.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: level})
+		})
+	}
+}
+
+// logLevel is the most verbose level a front's client asked for, "" if none did.
+func (s *Source) logLevel() sdk.LoggingLevel {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	return s.events.level
+}

@@ -1,0 +1,193 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/toolsearch/toolsearch/internal/json5"
+)
+
+// Redacted replaces a secret wherever one would otherwise be shown: in what a server sends back, and in the
+// header values `toolsearch config get` prints.
+const Redacted = "[redacted]"
+
+// minScrubBytes is the shortest secret that is scrubbed from what servers send back. Shorter values ("1", "on")
+// would match ordinary text and numbers and corrupt the JSON around them; they are no credentials anyway, and
+// toolsearch never prints header values itself.
+const minScrubBytes = 8
+
+// envRef matches one ${NAME} reference in a header value.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// checkHeader validates one configured header. Its messages never quote the value: it may be a secret.
+func checkHeader(name, value string) error {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+		return fmt.Errorf("header name %q is not a valid HTTP header name", name)
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("header %q: the value contains a line break or NUL", name)
+	}
+	// Every "${" must open a well-formed reference: a typo such as "${GITHUB TOKEN}" would otherwise be sent
+	// as it is and fail far from its cause.
+	rest := envRef.ReplaceAllString(value, "")
+	if i := strings.Index(rest, "${"); i >= 0 {
+		return fmt.Errorf(`header %q: "${" does not start a ${NAME} reference (NAME: letters, digits and _)`, name)
+	}
+	return nil
+}
+
+// isTokenChar reports whether r may appear in an HTTP header name (RFC 9110 token).
+func isTokenChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
+// expandHeaders resolves the ${NAME} references of the configured headers from the environment (lookup is
+// os.LookupEnv outside tests). It returns the headers to send and the secrets to scrub from everything the server
+// sends back: the value of every variable used, every whole value, and of a literal "Scheme credentials" value
+// the credentials alone.
+func expandHeaders(headers map[string]string, lookup func(string) (string, bool)) (map[string]string, [][]byte, error) {
+	if len(headers) == 0 {
+		return nil, nil, nil
+	}
+	out := make(map[string]string, len(headers))
+	var secrets []string
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		template := headers[name]
+		var missing error
+		value := envRef.ReplaceAllStringFunc(template, func(ref string) string {
+			variable := ref[2 : len(ref)-1]
+			v, ok := lookup(variable)
+			switch {
+			case !ok && missing == nil:
+				missing = fmt.Errorf("header %q: environment variable %s is not set", name, variable)
+			case ok && v == "" && missing == nil:
+				missing = fmt.Errorf("header %q: environment variable %s is empty", name, variable)
+			case strings.ContainsAny(v, "\r\n\x00") && missing == nil:
+				missing = fmt.Errorf("header %q: environment variable %s contains a line break or NUL", name, variable)
+			}
+			secrets = append(secrets, v)
+			return v
+		})
+		if missing != nil {
+			return nil, nil, missing
+		}
+		out[name] = value
+		secrets = append(secrets, value)
+		if scheme, credentials, ok := strings.Cut(value, " "); ok && scheme != "" && !strings.Contains(scheme, "$") {
+			secrets = append(secrets, credentials)
+		}
+	}
+	return out, scrubList(secrets), nil
+}
+
+// scrubList turns secrets into the byte strings to replace: long enough to be credentials, each also in the
+// form JSON escapes it to, longest first (so a secret that contains another is replaced whole), no duplicates.
+func scrubList(secrets []string) [][]byte {
+	seen := map[string]bool{}
+	var out [][]byte
+	add := func(s string) {
+		if len(s) >= minScrubBytes && !seen[s] {
+			seen[s] = true
+			out = append(out, []byte(s))
+		}
+	}
+	for _, s := range secrets {
+		add(s)
+		if quoted, err := json.Marshal(s); err == nil {
+			add(string(quoted[1 : len(quoted)-1]))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// scrub replaces every secret in b. It returns b itself when there is nothing to replace.
+func scrub(b []byte, secrets [][]byte) []byte {
+	for _, s := range secrets {
+		if bytes.Contains(b, s) {
+			b = bytes.ReplaceAll(b, s, []byte(Redacted))
+		}
+	}
+	return b
+}
+
+// RedactConfigValue hides the header values of MCP servers in value, the JSON found at the dotted key of a
+// config document ("" is the whole document, "mcpServers.github.headers" one server's headers), for commands
+// that print config values. A value is shown as written only when its secret comes from the environment: one or
+// more ${NAME} references, optionally after a scheme word ("Bearer ${GITHUB_TOKEN}"). Anything else is replaced
+// by Redacted. Keys, order and everything else are kept; a value that does not parse is returned as it is.
+func RedactConfigValue(key string, value json.RawMessage) json.RawMessage {
+	var path []string
+	if key != "" {
+		path = strings.Split(key, ".")
+	}
+	if !mayHoldHeaders(path) {
+		return value
+	}
+	v, err := json5.Parse(value)
+	if err != nil {
+		return value
+	}
+	var cuts []*json5.Value // header values to hide, in source order
+	collectHeaders(v, path, &cuts)
+	if len(cuts) == 0 {
+		return value
+	}
+	out := make([]byte, 0, len(value))
+	from := 0
+	for _, c := range cuts {
+		out = append(append(out, value[from:c.Start]...), `"`+Redacted+`"`...)
+		from = c.End
+	}
+	return append(out, value[from:]...)
+}
+
+// headerPath is where header values live: mcpServers.<server>.headers.<name>; "" matches any one segment.
+var headerPath = []string{ConfigKey, "", "headers", ""}
+
+// mayHoldHeaders reports whether the value at path is, or contains, a header value.
+func mayHoldHeaders(path []string) bool {
+	if len(path) > len(headerPath) {
+		return false
+	}
+	for i, seg := range path {
+		if headerPath[i] != "" && headerPath[i] != seg {
+			return false
+		}
+	}
+	return true
+}
+
+// collectHeaders appends the header values below v (found at path) that must not be shown.
+func collectHeaders(v *json5.Value, path []string, cuts *[]*json5.Value) {
+	if len(path) == len(headerPath) {
+		if v.Kind == json5.String && !fromEnvironment(v.Str) {
+			*cuts = append(*cuts, v)
+		}
+		return
+	}
+	if v.Kind != json5.Object {
+		return
+	}
+	for _, m := range v.Members {
+		next := append(path[:len(path):len(path)], m.Key)
+		if mayHoldHeaders(next) {
+			collectHeaders(m.Value, next, cuts)
+		}
+	}
+}
+
+// envOnlyValue is a header value whose secret is all in the environment.
+var envOnlyValue = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]* )?(\$\{[A-Za-z_][A-Za-z0-9_]*\})+$`)
+
+func fromEnvironment(value string) bool { return envOnlyValue.MatchString(value) }

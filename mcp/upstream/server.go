@@ -1,0 +1,657 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
+)
+
+// clientName is how toolsearch introduces itself to the servers it connects to.
+const clientName = "toolsearch"
+
+// dialFunc opens a transport to one server. stop ends whatever the dial started outside the session (a process
+// group) by deadline: it is called after the session closed or failed to close in time, may be called more than
+// once and concurrently, and kills at once when deadline has passed. exit, when set, describes how the server
+// ended ("exit status 1"), for error messages.
+type dialFunc func(ctx context.Context, u *server) (*dialed, error)
+
+type dialed struct {
+	transport sdk.Transport
+	stop      func(deadline time.Time)
+	exit      func() string
+	// filtersListings is set by a transport that applies the listing filter itself (streamable HTTP, whose
+	// connection the SDK must see unwrapped); every other transport gets listingTransport around it.
+	filtersListings bool
+}
+
+// server is one configured server and the goroutine (supervise) that keeps it connected.
+type server struct {
+	src        *Source
+	name       string
+	sourceName string
+	cfg        ServerConfig
+	dial       dialFunc
+	stderr     *stderrTail
+	feat       *features // resources, templates and prompts, for the front
+
+	relist   chan struct{} // tools/list_changed arrived; capacity 1, so a flood coalesces
+	suspect  chan struct{} // a call timed out: is the server still there? capacity 1
+	done     chan struct{} // closed when supervise returns
+	first    chan struct{} // closed when the first attempt has finished either way (at once for an idle server)
+	wake     chan struct{} // closed by the first use of an idle lazy server
+	wakeOnce sync.Once
+
+	mu        sync.Mutex
+	state     State
+	session   *sdk.ClientSession
+	calls     context.Context    // the calls made on session; ends when it starts closing
+	endCalls  context.CancelFunc // ends calls: closing a session waits for its calls in flight otherwise
+	conn      *dialed
+	tools     []catalog.Tool
+	offered   map[string]bool // remote tool names of the last listing
+	lastErr   error
+	attempts  int
+	startTime time.Duration
+	nextRetry time.Time
+	abandoned bool // a session's Close did not return in time
+}
+
+func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFunc) *server {
+	return &server{
+		src:        s,
+		name:       name,
+		sourceName: sourceName,
+		cfg:        cfg,
+		dial:       dial,
+		stderr:     newStderrTail(name, s.opts.serverStderr),
+		feat:       newFeatures(),
+		relist:     make(chan struct{}, 1),
+		suspect:    make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		first:      make(chan struct{}),
+		wake:       make(chan struct{}),
+		state:      StateStarting,
+	}
+}
+
+// supervise connects, serves and reconnects the server until the Source closes. u.first is closed when the first
+// attempt has finished either way, with its outcome already recorded. An idle server's first attempt waits for
+// its first use.
+func (u *server) supervise() {
+	defer u.src.wg.Done()
+	defer close(u.done)
+	first := u.first
+	if u.status().State == StateIdle && !u.awaitIdle() {
+		u.setClosed()
+		u.closeFirst(first)
+		return
+	}
+	delay := u.src.opts.retryDelay
+	for {
+		sess, conn, err := u.connect()
+		if err == nil {
+			u.closeFirst(first)
+			began := time.Now()
+			err = u.serve(sess, conn)
+			if time.Since(began) >= u.src.opts.maxRetryDelay {
+				delay = u.src.opts.retryDelay // it was healthy for a while: this is a new problem, not a loop
+			}
+		}
+		if closing, _ := u.src.closing(); closing {
+			u.setClosed()
+			u.closeFirst(first)
+			return
+		}
+		wait := jitter(delay)
+		u.setFailed(err, wait)
+		u.closeFirst(first)
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-u.src.ctx.Done():
+			timer.Stop()
+			u.setClosed()
+			return
+		}
+		delay = min(2*delay, u.src.opts.maxRetryDelay)
+	}
+}
+
+func (u *server) closeFirst(first chan struct{}) {
+	select {
+	case <-first:
+	default:
+		close(first)
+	}
+}
+
+// jitter spreads retries of servers that failed together (a network blip) over ±20%.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+}
+
+// connect makes one attempt: start or dial, initialize, list every tool. On success the server is ready.
+func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
+	u.mu.Lock()
+	u.attempts++
+	u.mu.Unlock()
+	// What the last connection left behind says nothing about this one.
+	u.stderr.reset()
+	for _, ch := range []chan struct{}{u.relist, u.suspect} {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
+	defer cancel()
+
+	conn, err := u.dial(ctx, u)
+	if err != nil {
+		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: err}
+	}
+	transport := conn.transport
+	if !conn.filtersListings {
+		transport = listingTransport{inner: transport}
+	}
+	u.mu.Lock()
+	u.conn = conn // from now on Close can kill what the dial started, even mid-handshake
+	u.mu.Unlock()
+	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, u.clientOptions(nil))
+	sess, err := client.Connect(ctx, u.src.routes.observeTransport(transport), nil)
+	if err != nil {
+		u.stop(conn, time.Now())
+		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: u.explain(ctx, conn, err)}
+	}
+	l, err := u.list(ctx, sess)
+	if err != nil {
+		u.closeSession(sess, conn)
+		return nil, nil, &ServerError{Server: u.name, Op: "list tools", Err: u.explain(ctx, conn, err)}
+	}
+	took := time.Since(began)
+	u.adoptListing(l)
+	tools := l.kept
+	u.mu.Lock()
+	u.state, u.session = StateReady, sess
+	u.calls, u.endCalls = context.WithCancel(u.src.ctx)
+	u.lastErr, u.startTime, u.nextRetry = nil, took, time.Time{}
+	calls := u.calls
+	u.mu.Unlock()
+	u.src.goTracked(func() { u.watchFeatures(sess, calls) })
+	u.src.progressf("mcp: %s: ready: %d tool(s) in %s", u.name, len(tools), took.Round(time.Millisecond))
+	u.src.notify()
+	return sess, conn, nil
+}
+
+// startTimeout bounds one attempt to start, initialize and list, and one relisting.
+func (u *server) startTimeout() time.Duration {
+	if u.cfg.StartTimeoutMs > 0 {
+		return time.Duration(u.cfg.StartTimeoutMs) * time.Millisecond
+	}
+	return u.src.opts.startTimeout
+}
+
+// explain turns a failed attempt into the reason a person needs: a timeout says so, a dead process says how
+// it died and what it last wrote to stderr.
+func (u *server) explain(ctx context.Context, conn *dialed, err error) error {
+	if ctx.Err() != nil && u.src.ctx.Err() == nil {
+		err = fmt.Errorf("no answer within %s: %w", u.startTimeout(), context.DeadlineExceeded)
+	}
+	return u.withExit(conn, err)
+}
+
+func (u *server) withExit(conn *dialed, err error) error {
+	var extra string
+	if conn != nil && conn.exit != nil {
+		if e := conn.exit(); e != "" {
+			extra += "; " + e
+		}
+	}
+	if line := u.stderr.lastLine(); line != "" {
+		extra += "; stderr: " + line
+	}
+	if extra == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, extra[2:])
+}
+
+// serve watches a ready session until it ends, re-listing on tools/list_changed and pinging after a call timed
+// out. It returns why the session ended; the session is closed when it returns.
+func (u *server) serve(sess *sdk.ClientSession, conn *dialed) error {
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+	for {
+		select {
+		case <-u.src.ctx.Done():
+			u.closeSession(sess, conn)
+			return nil
+		case err := <-ended:
+			u.closeSession(sess, conn)
+			if err == nil {
+				err = errors.New("closed by the server")
+			}
+			return &ServerError{Server: u.name, Op: "connection", Err: u.withExit(conn, err)}
+		case <-u.relist:
+			ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
+			l, err := u.list(ctx, sess)
+			cancel()
+			if err != nil {
+				u.closeSession(sess, conn)
+				return &ServerError{Server: u.name, Op: "list tools after tools/list_changed", Err: err}
+			}
+			if !u.adoptListing(l) {
+				continue // a notification that changed nothing: consumers keep their catalogs
+			}
+			u.src.progressf("mcp: %s: tools changed: %d tool(s)", u.name, len(l.kept))
+			u.src.notify()
+		case <-u.suspect:
+			ctx, cancel := context.WithTimeout(u.src.ctx, min(u.src.opts.callTimeout, 5*time.Second))
+			err := sess.Ping(ctx, nil)
+			cancel()
+			if err != nil && u.src.ctx.Err() == nil {
+				u.closeSession(sess, conn)
+				return &ServerError{Server: u.name, Op: "ping after a call timed out", Err: err}
+			}
+		}
+	}
+}
+
+// closeSession ends a session within the close bound, then stops what the transport started (the process
+// group), so nothing the server spawned outlives it. A transport that does not let go is abandoned (and
+// Close says so): its goroutine ends whenever the transport does.
+func (u *server) closeSession(sess *sdk.ClientSession, conn *dialed) {
+	u.mu.Lock()
+	if u.session == sess {
+		u.session = nil
+		// The SDK's Close waits for the calls in flight, which a server that stopped answering never ends: they
+		// fail now instead, and the session closes at once.
+		u.endCalls()
+	}
+	u.mu.Unlock()
+	deadline := u.src.closeDeadlineFor(time.Now())
+	if !closeWithin(sess, deadline) {
+		u.mu.Lock()
+		u.abandoned = true
+		u.mu.Unlock()
+	}
+	u.stop(conn, deadline)
+}
+
+// closeDeadlineFor is the deadline of closing one session that starts now: the close bound, or the Source's own
+// deadline when it is closing.
+func (s *Source) closeDeadlineFor(now time.Time) time.Time {
+	deadline := now.Add(s.opts.closeTimeout)
+	if closing, d := s.closing(); closing && d.Before(deadline) {
+		deadline = d
+	}
+	return deadline
+}
+
+// closeWithin closes a session and reports whether it let go by deadline. One that did not is abandoned: its
+// goroutine ends whenever the transport does.
+func closeWithin(sess *sdk.ClientSession, deadline time.Time) bool {
+	closed := make(chan struct{})
+	go func() {
+		sess.Close()
+		close(closed)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-closed:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+func (u *server) abandonedSession() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.abandoned
+}
+
+func (u *server) stop(conn *dialed, deadline time.Time) {
+	if conn != nil && conn.stop != nil {
+		conn.stop(deadline)
+	}
+}
+
+// killNow stops the current connection's process at once; Close uses it when its deadline passed.
+func (u *server) killNow() {
+	u.mu.Lock()
+	conn := u.conn
+	u.mu.Unlock()
+	u.stop(conn, time.Now())
+}
+
+func (u *server) exited() bool {
+	select {
+	case <-u.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// list fetches every page of tools/list and maps the tools to catalog tools. Each page is reduced to the raw
+// definitions it keeps before the next one is asked for, so what a listing holds is bounded by MaxListingBytes
+// plus one page, whatever the server sends (see listing.go). It guards against pagination that never ends.
+func (u *server) list(ctx context.Context, sess *sdk.ClientSession) (*listing, error) {
+	l := newListing(u)
+	seenCursor := map[string]bool{}
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		res, err := sess.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		full, err := l.addPage(res)
+		if err != nil {
+			return nil, err
+		}
+		if full || res.NextCursor == "" {
+			break
+		}
+		if seenCursor[res.NextCursor] || page > MaxToolsPerServer {
+			return nil, fmt.Errorf("tools/list pagination does not end (cursor %q repeats)", cutUTF8(res.NextCursor, 100))
+		}
+		seenCursor[res.NextCursor] = true
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return l, nil
+}
+
+func newListing(u *server) *listing { return &listing{u: u, offered: map[string]bool{}} }
+
+// listing is one tools/list in progress: the tools kept so far, raw, and the bytes received and kept.
+type listing struct {
+	u         *server
+	kept      []remoteTool
+	offered   map[string]bool // remote names kept
+	received  int
+	keptBytes int
+}
+
+// addPage keeps the usable tools of one page. Tools without a name, repeated names and oversized definitions
+// or schemas are dropped with a progress line rather than failing the whole server. full reports that a bound
+// was reached and the listing must stop.
+func (l *listing) addPage(res *sdk.ListToolsResult) (full bool, err error) {
+	u := l.u
+	report, ok := pageReportOf(res)
+	if !ok {
+		return false, errors.New("the listing did not pass the size filter") // a transport without listingTransport
+	}
+	l.received += report.Bytes
+	for _, d := range report.Dropped {
+		if d.Name == "" {
+			u.src.progressf("mcp: %s: skipping a tool: %s", u.name, d.Reason)
+		} else {
+			u.src.progressf("mcp: %s: skipping tool %q: %s", u.name, d.Name, d.Reason)
+		}
+	}
+	for _, t := range res.Tools {
+		rt, err := parseCarrier(t)
+		if err != nil {
+			u.src.progressf("mcp: %s: skipping tool %q: %v", u.name, cutUTF8(t.Name, maxDroppedName), err)
+			continue
+		}
+		full, err := l.keep(rt)
+		if full {
+			u.src.progressf("mcp: %s: %v; keeping the first %d tool(s)", u.name, err, len(l.kept))
+			return true, nil
+		}
+		if err != nil {
+			u.src.progressf("mcp: %s: %v", u.name, err)
+		}
+	}
+	if l.received > MaxListingBytes && res.NextCursor != "" {
+		u.src.progressf("mcp: %s: the listing passed %d bytes; keeping the first %d tool(s)", u.name, MaxListingBytes, len(l.kept))
+		return true, nil
+	}
+	return false, nil
+}
+
+// keep adds one tool to the listing unless a rule drops it, and says why it did: a tool without a name, a
+// repeated name, an oversized schema. full means the listing reached MaxListingBytes or MaxToolsPerServer and
+// must stop (the tool is not kept).
+func (l *listing) keep(rt remoteTool) (full bool, err error) {
+	switch {
+	case rt.Name == "":
+		return false, errors.New("skipping a tool without a name")
+	case l.offered[rt.Name]:
+		return false, fmt.Errorf("skipping a second tool named %q", cutUTF8(rt.Name, maxDroppedName))
+	}
+	if rt.InputSchema, err = compactSchema(rt.InputSchema, `{"type":"object"}`); err != nil {
+		return false, fmt.Errorf("skipping tool %q: input schema: %w", cutUTF8(rt.Name, maxDroppedName), err)
+	}
+	if rt.OutputSchema, err = compactSchema(rt.OutputSchema, ""); err != nil {
+		return false, fmt.Errorf("skipping tool %q: output schema: %w", cutUTF8(rt.Name, maxDroppedName), err)
+	}
+	switch {
+	case l.keptBytes+rt.size() > MaxListingBytes:
+		return true, fmt.Errorf("the listing passed %d bytes", MaxListingBytes)
+	case len(l.kept) == MaxToolsPerServer:
+		return true, fmt.Errorf("lists more than %d tools", MaxToolsPerServer)
+	}
+	l.offered[rt.Name] = true
+	l.kept = append(l.kept, rt)
+	l.keptBytes += rt.size()
+	return false, nil
+}
+
+// compactSchema re-encodes a schema compactly, bounded in size. A missing schema (or null) becomes missing, or
+// "" for none.
+func compactSchema(raw json.RawMessage, missing string) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if missing == "" {
+			return nil, nil
+		}
+		return json.RawMessage(missing), nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	if b.Len() > MaxSchemaBytes {
+		return nil, fmt.Errorf("%d bytes, more than %d", b.Len(), MaxSchemaBytes)
+	}
+	return b.Bytes(), nil
+}
+
+// mapTools turns the kept tools of a listing into catalog tools: safe names, the schemas kept as raw JSON (they
+// are untrusted and never rendered into hints), and a handler per tool.
+func (u *server) mapTools(kept []remoteTool) []catalog.Tool {
+	names := make([]string, len(kept))
+	for i, t := range kept {
+		names[i] = t.Name
+	}
+	_, safe := catalog.SafeMCPNames(u.sourceName, names)
+	tools := make([]catalog.Tool, 0, len(kept))
+	for i, t := range kept {
+		label := t.Title
+		if label == "" && t.Annotations != nil {
+			label = t.Annotations.Title
+		}
+		tools = append(tools, catalog.Tool{
+			Source:        catalog.SourceMCP,
+			SourceName:    u.sourceName,
+			Name:          safe[i],
+			Label:         label,
+			Description:   t.Description,
+			Parameters:    t.InputSchema,
+			OutputSchema:  t.OutputSchema,
+			Annotations:   annotations(t.Annotations),
+			TrustedByUser: u.cfg.Trusted,
+			Handler:       &toolHandler{u: u, remote: t.Name, listed: &t},
+		})
+	}
+	return tools
+}
+
+// adoptListing makes a listing current, and refreshes the schema cache of a lazy server when it changed.
+func (u *server) adoptListing(l *listing) (changed bool) {
+	changed = u.adopt(u.mapTools(l.kept), l.offered)
+	if changed && u.cfg.Lazy {
+		u.saveCache(l.kept)
+	}
+	return changed
+}
+
+// adopt makes a new listing current and reports whether it differs from the one before. Tools whose remote name
+// was listed before keep their handler value, so a relisting (or a reconnect) that changed nothing leaves every
+// tool identical, and the catalog fingerprints (which include handler identity) of consumers unchanged: a server
+// that floods tools/list_changed cannot make every consumer rebuild its catalog.
+func (u *server) adopt(tools []catalog.Tool, offered map[string]bool) (changed bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	handlers := make(map[string]catalog.Handler, len(u.tools))
+	for _, t := range u.tools {
+		if h, ok := t.Handler.(*toolHandler); ok {
+			handlers[h.remote] = h
+		}
+	}
+	changed = len(tools) != len(u.tools)
+	for i := range tools {
+		h := tools[i].Handler.(*toolHandler)
+		if old := handlers[h.remote]; old != nil && sameJSON(old.(*toolHandler).listed, h.listed) {
+			tools[i].Handler = old
+		}
+		if !changed && !seam.SameTool(&tools[i], &u.tools[i]) { // same length, so u.tools[i] exists
+			changed = true
+		}
+	}
+	if changed {
+		u.tools, u.offered = tools, offered
+	}
+	return changed
+}
+
+// annotations maps a tool's MCP annotations (the title goes to the label). readOnlyHint and idempotentHint
+// count only when true: false is their default, and servers built on the Go SDK send false for every tool.
+func annotations(a *remoteAnnotations) *catalog.Annotations {
+	if a == nil {
+		return nil
+	}
+	onlyTrue := func(b *bool) *bool {
+		if b == nil || !*b {
+			return nil
+		}
+		return b
+	}
+	out := &catalog.Annotations{ReadOnlyHint: onlyTrue(a.ReadOnlyHint), DestructiveHint: a.DestructiveHint,
+		IdempotentHint: onlyTrue(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
+	if *out == (catalog.Annotations{}) {
+		return nil // only a title
+	}
+	return out
+}
+
+func (u *server) setFailed(err error, wait time.Duration) {
+	u.mu.Lock()
+	u.state, u.lastErr, u.nextRetry = StateFailed, err, time.Now().Add(wait)
+	u.mu.Unlock()
+	u.src.progressf("mcp: %s: failed: %v (retrying in %s)", u.name, unwrapServer(err), wait.Round(time.Millisecond))
+	u.src.notify()
+}
+
+// unwrapServer drops the "mcp server "x":" prefix from progress lines that already start with the name.
+func unwrapServer(err error) error {
+	var se *ServerError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s: %w", se.Op, se.Err)
+	}
+	return err
+}
+
+func (u *server) setClosed() {
+	u.mu.Lock()
+	u.state, u.session = StateClosed, nil
+	u.mu.Unlock()
+}
+
+func (u *server) snapshot() []catalog.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]catalog.Tool(nil), u.tools...)
+}
+
+func (u *server) status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return Status{
+		Name:       u.name,
+		SourceName: u.sourceName,
+		State:      u.state,
+		Tools:      len(u.tools),
+		Attempts:   u.attempts,
+		StartTime:  u.startTime,
+		Err:        u.lastErr,
+		NextRetry:  u.nextRetry,
+	}
+}
+
+// sessionFor returns the session to call a remote tool on, or why there is none.
+func (u *server) sessionFor(remote string) (*sdk.ClientSession, error) {
+	sess, _, err := u.callTarget(remote)
+	return sess, err
+}
+
+// callTarget is sessionFor with the context of the session's calls, which ends when the session starts closing.
+func (u *server) callTarget(remote string) (*sdk.ClientSession, context.Context, error) {
+	sess, calls, err := u.readySession("call " + remote)
+	if err != nil {
+		return nil, nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.offered[remote] {
+		return nil, nil, &ServerError{Server: u.name, Op: "call " + remote, Err: ErrToolGone}
+	}
+	return sess, calls, nil
+}
+
+// readySession returns the current session and the context of its calls, or why there is none (op names what
+// the caller wanted, for the error).
+func (u *server) readySession(op string) (*sdk.ClientSession, context.Context, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.state == StateClosed:
+		return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
+	case u.session == nil || u.state != StateReady:
+		cause := u.lastErr
+		var se *ServerError
+		if errors.As(cause, &se) && se.Server == u.name {
+			cause = fmt.Errorf("%s: %w", se.Op, se.Err)
+		}
+		msg := "not connected"
+		if cause != nil {
+			msg = cause.Error()
+		}
+		if !u.nextRetry.IsZero() {
+			if wait := time.Until(u.nextRetry); wait > 0 {
+				msg += fmt.Sprintf("; next attempt in %s", wait.Round(time.Millisecond))
+			} else {
+				msg += "; reconnecting now"
+			}
+		}
+		return nil, nil, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w (%s)", ErrUnavailable, msg)}
+	}
+	return u.session, u.calls, nil
+}
+
+// suspectHang asks the supervisor to ping the server, without waiting.
+func (u *server) suspectHang() { wake(u.suspect) }
