@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,6 +45,10 @@ var dependencyRules = []dependencyRule{
 		"./mcp", "./gateway"},
 		reason: "the runtime owns no provider HTTP and no MCP transport"},
 	{pkg: "mcp", forbidden: []string{"./gateway", "./cmd"}, reason: "mcp is a catalog source, not an agent loop"},
+	{pkg: "mcp/upstream", forbidden: []string{"./mcp/front"},
+		reason: "the arrows between the MCP packages run one way: the upstream side knows nothing of fronts"},
+	{pkg: "mcp/internal/seam", forbidden: []string{"./mcp/upstream", "./mcp/front"},
+		reason: "the seam is what both MCP packages import; importing either would make a circle"},
 	{pkg: "gateway", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "./mcp"},
 		reason: "the gateway asks the runtime; MCP is wired by the caller"},
 }
@@ -51,14 +57,58 @@ var dependencyRules = []dependencyRule{
 var onlyImporters = map[string][]string{
 	"github.com/tetratelabs/wazero":          {"wasm"},
 	"github.com/fastschema/qjs":              {"wasm"},
-	"github.com/modelcontextprotocol/go-sdk": {"mcp"},
+	"github.com/modelcontextprotocol/go-sdk": {"mcp/upstream", "mcp/front", "mcp/internal/seam"},
 	"github.com/openai/openai-go":            {"gateway"},
 }
 
 func TestDependencyDirection(t *testing.T) {
 	pkgs := listPackages(t)
 	require.NotEmpty(t, pkgs)
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
 
+// TestDependencyRulesTrip feeds the rules packages that break them, so that a rule that no longer catches
+// anything (a typo in a path, a prefix that matches too much) fails here rather than passing in silence.
+func TestDependencyRulesTrip(t *testing.T) {
+	const sdk = "github.com/modelcontextprotocol/go-sdk/mcp"
+	ours := func(rel string) string { return module + "/" + rel }
+	pkg := func(rel string, imports ...string) listedPackage {
+		return listedPackage{ImportPath: ours(rel), Imports: imports, Deps: imports}
+	}
+	for _, tc := range []struct {
+		name string
+		pkg  listedPackage
+		want string // "" for no violation
+	}{
+		{"front uses upstream", pkg("mcp/front", ours("mcp/upstream"), ours("mcp/internal/seam"), sdk), ""},
+		{"upstream uses the seam", pkg("mcp/upstream", ours("mcp/internal/seam"), sdk), ""},
+		{"upstream imports front", pkg("mcp/upstream", ours("mcp/front")), "the upstream side knows nothing of fronts"},
+		{"upstream depends on front", listedPackage{ImportPath: ours("mcp/upstream/x"), Deps: []string{ours("mcp/front")}},
+			"the upstream side knows nothing of fronts"},
+		{"seam imports upstream", pkg("mcp/internal/seam", ours("mcp/upstream")), "would make a circle"},
+		{"seam imports front", pkg("mcp/internal/seam", ours("mcp/front")), "would make a circle"},
+		{"the root mcp package imports the SDK", pkg("mcp", sdk), "imports " + sdk + " directly"},
+		{"test support imports the SDK", pkg("mcp/internal/mcptest", sdk), "imports " + sdk + " directly"},
+		{"cmd imports the SDK", pkg("cmd/toolsearch", sdk), "imports " + sdk + " directly"},
+		{"runtime depends on the SDK", listedPackage{ImportPath: ours("runtime"), Deps: []string{sdk}}, "no MCP transport"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := violations([]listedPackage{tc.pkg})
+			if tc.want == "" {
+				assert.Empty(t, got)
+				return
+			}
+			require.NotEmpty(t, got)
+			assert.Contains(t, strings.Join(got, "\n"), tc.want)
+		})
+	}
+}
+
+// violations lists every rule the packages break, each with its reason.
+func violations(pkgs []listedPackage) []string {
+	var out []string
 	for _, p := range pkgs {
 		rel := relative(p.ImportPath)
 		for _, rule := range dependencyRules {
@@ -68,7 +118,7 @@ func TestDependencyDirection(t *testing.T) {
 			for _, dep := range p.Deps {
 				for _, f := range rule.forbidden {
 					if matches(dep, f) && !(strings.HasPrefix(f, "./") && isSelf(dep, p.ImportPath)) {
-						t.Errorf("%s depends on %s: %s", p.ImportPath, dep, rule.reason)
+						out = append(out, fmt.Sprintf("%s depends on %s: %s", p.ImportPath, dep, rule.reason))
 					}
 				}
 			}
@@ -85,11 +135,12 @@ func TestDependencyDirection(t *testing.T) {
 					}
 				}
 				if !allowed {
-					t.Errorf("%s imports %s directly; only %v may (see docs/architecture.md)", p.ImportPath, imp, owners)
+					out = append(out, fmt.Sprintf("%s imports %s directly; only %v may (see docs/architecture.md)", p.ImportPath, imp, owners))
 				}
 			}
 		}
 	}
+	return out
 }
 
 func TestBenchHoldsOnlyTests(t *testing.T) {
