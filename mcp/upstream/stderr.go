@@ -1,0 +1,67 @@
+package upstream
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/toolsearch/toolsearch/internal/textcut"
+)
+
+// stderrTail keeps the last bytes a child wrote to stderr, for failure messages, and optionally forwards each
+// line with the server's name in front.
+type stderrTail struct {
+	prefix  string
+	forward io.Writer
+
+	mu      sync.Mutex
+	buf     []byte // the last stderrTailBytes bytes
+	partial []byte // an unfinished line waiting to be forwarded
+}
+
+const stderrTailBytes = 4 << 10
+
+func newStderrTail(name string, forward io.Writer) *stderrTail {
+	return &stderrTail{prefix: "[" + name + "] ", forward: forward}
+}
+
+func (t *stderrTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > stderrTailBytes {
+		t.buf = append(t.buf[:0], textcut.Suffix(t.buf, stderrTailBytes)...)
+	}
+	if t.forward != nil {
+		t.partial = append(t.partial, p...)
+		for {
+			i := bytes.IndexByte(t.partial, '\n')
+			if i < 0 {
+				break
+			}
+			fmt.Fprintf(t.forward, "%s%s\n", t.prefix, t.partial[:i])
+			t.partial = t.partial[i+1:]
+		}
+		if len(t.partial) > stderrTailBytes {
+			t.partial = t.partial[:0] // a line that long is noise, not a message
+		}
+	}
+	return len(p), nil
+}
+
+// reset forgets what an earlier process wrote, so failures quote only the current one.
+func (t *stderrTail) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = t.buf[:0]
+}
+
+// lastLine is the last non-empty line written, cut to 300 bytes.
+func (t *stderrTail) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	return cutUTF8(strings.TrimSpace(lines[len(lines)-1]), 300)
+}
