@@ -64,8 +64,7 @@ const DefaultSessionIdleTimeout = 30 * time.Minute
 // starts a new run, and the old one is closed once its calls finish. A Server is safe for concurrent use.
 type Server struct {
 	rt     *runtime.Runtime
-	source *upstream.Source // nil for none
-	up     seam.Upstream    // the rest of what the front uses of source; nil with it
+	up     seam.Upstream // the upstream Source, as the front sees it; nil for none
 	opts   ServerOptions
 	log    *slog.Logger
 	sdk    *sdk.Server
@@ -96,7 +95,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	if rt == nil {
 		return nil, errors.New("mcp: NewServer needs a runtime")
 	}
-	s := &Server{rt: rt, source: src, exposed: map[string]string{}, clients: map[*sdk.ServerSession]*client{},
+	s := &Server{rt: rt, exposed: map[string]string{}, clients: map[*sdk.ServerSession]*client{},
 		done: make(chan struct{}), off: rt.Mode() == runtime.ModeOff}
 	if opts != nil {
 		s.opts = *opts
@@ -120,7 +119,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	if src != nil {
 		s.up = seam.Open(src)
 		// Before the first listing, so that no change is missed.
-		changed, featuresChanged = src.Changed(), s.up.FeaturesChanged()
+		changed, featuresChanged = s.up.Changed(), s.up.FeaturesChanged()
 	}
 	v, err := s.newView(ctx, 1, s.allTools())
 	if err != nil {
@@ -160,8 +159,8 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 
 func (s *Server) allTools() []catalog.Tool {
 	tools := append([]catalog.Tool(nil), s.opts.Tools...)
-	if s.source != nil {
-		tools = append(tools, s.source.Tools()...)
+	if s.up != nil {
+		tools = append(tools, s.up.Tools()...)
 	}
 	return tools
 }
@@ -176,13 +175,13 @@ func (s *Server) follow(changed, featuresChanged <-chan struct{}) {
 		case <-s.done:
 			return
 		case <-changed:
-			if s.up.Closed() {
+			if s.up.Status().Closed {
 				return // the Source wakes waiters when it closes; there is nothing left to follow
 			}
-			changed = s.source.Changed()
+			changed = s.up.Changed()
 			s.refreshView()
 		case <-featuresChanged:
-			if s.up.Closed() {
+			if s.up.Status().Closed {
 				return
 			}
 			featuresChanged = s.up.FeaturesChanged()

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"encoding/json"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,9 +36,44 @@ func (f *frontSide) Servers() []seam.Server {
 	return out
 }
 
-func (f *frontSide) FeaturesChanged() <-chan struct{} { return f.source().featuresChanged() }
+func (f *frontSide) Tools() []catalog.Tool { return f.source().Tools() }
 
-func (f *frontSide) Closed() bool { return f.source().isClosed() }
+func (f *frontSide) Changed() <-chan struct{} { return f.source().Changed() }
+
+// Status is the Source's Status as the front reads it. A failed server whose next attempt is due is retrying: the
+// supervisor starts the attempt when the delay ends, and the Source's own state stays failed until it has an
+// outcome.
+func (f *frontSide) Status() seam.Status {
+	s := f.source()
+	out := seam.Status{Closed: s.isClosed(), Servers: make([]seam.ServerStatus, len(s.servers))}
+	now := time.Now()
+	for i, u := range s.servers {
+		st := u.status()
+		out.Servers[i] = seam.ServerStatus{Server: u, State: frontState(st, now), Err: st.Err, NextRetry: st.NextRetry,
+			Tools: st.Tools}
+	}
+	return out
+}
+
+// frontState is a server's State as the front reports it at now.
+func frontState(st Status, now time.Time) seam.State {
+	switch st.State {
+	case StateIdle:
+		return seam.StateIdle
+	case StateStarting:
+		return seam.StateStarting
+	case StateReady:
+		return seam.StateReady
+	case StateFailed:
+		if st.NextRetry.After(now) {
+			return seam.StateFailed
+		}
+		return seam.StateRetrying
+	}
+	return seam.StateClosed
+}
+
+func (f *frontSide) FeaturesChanged() <-chan struct{} { return f.source().featuresChanged() }
 
 func (f *frontSide) ListedTool(h catalog.Handler, name string) (*sdk.Tool, bool) {
 	th, ok := h.(*toolHandler)

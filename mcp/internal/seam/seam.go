@@ -18,17 +18,21 @@ import (
 	"github.com/toolsearch/toolsearch/catalog"
 )
 
-// Upstream is what a front uses of a Source besides its public API: the servers and what they offer besides
-// tools, the clients' own sessions of per-client servers, and the notifications of shared sessions.
+// Upstream is everything a front uses of a Source: its tools and their status, the servers and what they offer
+// besides tools, the clients' own sessions of per-client servers, and the notifications of shared sessions.
 type Upstream interface {
+	// Tools are the Source's tools, as Source.Tools returns them.
+	Tools() []catalog.Tool
+	// Status is where every server is now: the one value the front reads about them.
+	Status() Status
+	// Changed returns a channel closed at the next change of Tools or Status, and at Close. Take it before
+	// reading them, so that no change falls between the two.
+	Changed() <-chan struct{}
 	// Servers are the enabled servers, sorted by name; the list never changes during the Source's life.
 	Servers() []Server
 	// FeaturesChanged returns a channel closed at the next change of any server's Features, and at Close. Take
-	// it before reading the features, as with Source.Changed.
+	// it before reading the features, as with Changed.
 	FeaturesChanged() <-chan struct{}
-	// Closed reports whether Close has begun; the channels of Changed and FeaturesChanged are then closed for
-	// good.
-	Closed() bool
 	// ListedTool is an upstream tool's handler's definition as its server listed it, under name: what off mode
 	// offers its clients. ok is false for a handler that is not an upstream tool's, or whose input schema is
 	// not an object schema.
@@ -42,6 +46,35 @@ type Upstream interface {
 	// Watch sends the notifications of shared sessions (log messages, resource updates) to events until stop.
 	Watch(events Events) (stop func())
 }
+
+// Status is what the upstream side publishes about its servers. Each server's entry is one consistent snapshot;
+// Upstream.Changed says when to read it again.
+type Status struct {
+	Servers []ServerStatus // sorted by name, as Upstream.Servers
+	Closed  bool           // Close has begun: every channel of the seam is closed for good
+}
+
+// ServerStatus is one server's entry in a Status.
+type ServerStatus struct {
+	Server    Server
+	State     State
+	Err       error     // why it is not ready, or its last failure; nil if it never failed
+	NextRetry time.Time // StateFailed: when the next attempt starts; StateRetrying: when the one under way started
+	Tools     int       // tools of its last listing (or of the schema cache, while idle)
+}
+
+// State is where a server is in its life, as a front reports it.
+type State string
+
+// The states of a server.
+const (
+	StateIdle     State = "idle"     // a lazy server not started yet: its tools come from the schema cache
+	StateStarting State = "starting" // its first attempt is under way
+	StateReady    State = "ready"    // connected: its tools can be called
+	StateFailed   State = "failed"   // not connected (Err says why); the next attempt starts at NextRetry
+	StateRetrying State = "retrying" // not connected (Err says why the last attempt failed); another is under way
+	StateClosed   State = "closed"   // the Source closed
+)
 
 // Server is one upstream server as the front sees it. Values compare equal when they are the same server.
 type Server interface {
