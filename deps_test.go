@@ -49,6 +49,8 @@ var dependencyRules = []dependencyRule{
 		reason: "the arrows between the MCP packages run one way: the upstream side knows nothing of fronts"},
 	{pkg: "mcp/internal/seam", forbidden: []string{"./mcp/upstream", "./mcp/front"},
 		reason: "the seam is what both MCP packages import; importing either would make a circle"},
+	{pkg: "", forbidden: []string{"./mcp/internal/mcptest"},
+		reason: "mcptest is what the MCP packages' tests share; no program needs it"},
 	{pkg: "gateway", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "./mcp"},
 		reason: "the gateway asks the runtime; MCP is wired by the caller"},
 }
@@ -92,6 +94,7 @@ func TestDependencyRulesTrip(t *testing.T) {
 		{"the root mcp package imports the SDK", pkg("mcp", sdk), "imports " + sdk + " directly"},
 		{"test support imports the SDK", pkg("mcp/internal/mcptest", sdk), "imports " + sdk + " directly"},
 		{"cmd imports the SDK", pkg("cmd/toolsearch", sdk), "imports " + sdk + " directly"},
+		{"a program imports the test support", pkg("mcp/upstream", ours("mcp/internal/mcptest")), "no program needs it"},
 		{"runtime depends on the SDK", listedPackage{ImportPath: ours("runtime"), Deps: []string{sdk}}, "no MCP transport"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
