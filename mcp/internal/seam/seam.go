@@ -1,12 +1,13 @@
-// Package seam is where mcp/front meets mcp/upstream: the interface the front uses of a Source beyond the
-// Source's public API (Tools, Changed, Status), the scope a front attaches to the context of a client's request,
-// and the few protocol helpers both sides need. Both packages import it; it imports neither, so the arrows run
-// front → upstream and front, upstream → seam, never back.
+// Package seam is where mcp/front meets mcp/upstream: Upstream, everything the front uses of a Source (its tools,
+// the one Status value it reads about the servers, their resources and prompts, the clients' own sessions, the
+// notifications of shared sessions); Call, the scope a front attaches to the context of a client's request; and
+// the few helpers both sides need. Both packages import it; it imports neither, so the arrows run front →
+// upstream (for the Source type alone), and both → seam, never back.
 //
-// The interface speaks the MCP SDK's types (resources, prompts, log messages, progress), which the public API of
-// neither package shows; that is why it lives in an internal package rather than in upstream's exported API. The
-// upstream side hands out its implementation through Provide (at init) and Open, so a *upstream.Source offers
-// the seam only to packages under mcp/.
+// The interface speaks the MCP SDK's types (resources, prompts, log messages, progress), which the API of neither
+// package shows; that is why it lives in an internal package rather than in upstream's exported API. Package
+// upstream hands out its implementation through Provide (at init) and Open, so a *upstream.Source offers the
+// seam only to packages under mcp/.
 package seam
 
 import (
