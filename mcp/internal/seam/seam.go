@@ -103,7 +103,8 @@ type Features struct {
 	Caps      sdk.ServerCapabilities // of the last session that started
 }
 
-// Events receive the notifications of upstream sessions that are not about tools.
+// Events receive the notifications of upstream sessions that are not about tools. Both must be set; they are
+// called on the SDK's read path of the session, so they must not wait on that session.
 type Events struct {
 	Log             func(s Server, p *sdk.LoggingMessageParams)
 	ResourceUpdated func(s Server, uri string) // by the server's own URI
