@@ -1,12 +1,10 @@
 package front
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -48,6 +46,8 @@ var (
 	pids              = mcptest.Pids
 	alive             = mcptest.Alive
 	requireProc       = mcptest.RequireProc
+	rawServer         = mcptest.RawServer
+	result            = mcptest.Result
 )
 
 // fakeServer is an in-process go-sdk MCP server. Each dial connects a new session to it over the SDK's in-memory
@@ -219,43 +219,6 @@ func startSource(t *testing.T, cfg *upstream.Config, opts *upstream.Options, m m
 		require.NoError(t, src.Close(ctx))
 	})
 	return src
-}
-
-// rawServer speaks just enough JSON-RPC by hand to play a server that no SDK would let us write: one that sends
-// garbage, or pages forever. handle gets each request and returns the raw line to answer with ("" for none).
-func rawServer(conn io.ReadWriteCloser, handle func(method string, id, params json.RawMessage) string) {
-	defer conn.Close()
-	sc := bufio.NewScanner(conn)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.Method == "" || len(msg.ID) == 0 {
-			continue // a response or a notification: nothing to answer
-		}
-		reply := handle(msg.Method, msg.ID, msg.Params)
-		if reply == "" {
-			switch msg.Method {
-			case "initialize":
-				reply = result(msg.ID, `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},`+
-					`"serverInfo":{"name":"raw","version":"1"}}`)
-			case "ping":
-				reply = result(msg.ID, `{}`)
-			default:
-				reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
-			}
-		}
-		if _, err := conn.Write([]byte(reply + "\n")); err != nil {
-			return
-		}
-	}
-}
-
-func result(id json.RawMessage, body string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, body)
 }
 
 // rawDial connects the client to a rawServer over a pipe, whose writes are bounded like those to a child's stdin.
