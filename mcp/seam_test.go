@@ -49,16 +49,38 @@ func TestSeam(t *testing.T) {
 	}
 }
 
-// TestSeamCatchesFieldReads runs the checks of TestSeam on packages that break them, so that a check that
-// catches nothing fails here.
-func TestSeamCatchesFieldReads(t *testing.T) {
+// writeModule writes a module of the given files (path relative to the module → content) into a new folder.
+func writeModule(t *testing.T, files map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
-	write := func(rel, src string) {
+	files["go.mod"] = "module example.com/m\n\ngo 1.26\n"
+	for rel, src := range files {
 		path := filepath.Join(dir, rel)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
 	}
-	write("go.mod", "module example.com/m\n\ngo 1.26\n")
+	return dir
+}
+
+// TestSeamCatchesBackArrows: an upstream file that uses a front file breaks the seam (in a module where the
+// front does not import upstream, so that Go allows it).
+func TestSeamCatchesBackArrows(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"mcp/internal/seam/seam.go": "package seam\n",
+		"mcp/front/server.go":       "package front\n\ntype Server struct{}\n",
+		"mcp/upstream/source.go": "package upstream\n\nimport \"example.com/m/mcp/front\"\n\n" +
+			"func serve() *front.Server { return nil }\n",
+	})
+	g := loadFileGraphIn(t, dir, "example.com/m/mcp/front", "example.com/m/mcp/upstream", "example.com/m/mcp/internal/seam")
+	assert.Equal(t, []string{"upstream/source.go uses front/server.go: the upstream side must know nothing of fronts"},
+		g.violations())
+}
+
+// TestSeamCatchesFieldReads runs the checks of TestSeam on packages that break them, so that a check that
+// catches nothing fails here.
+func TestSeamCatchesFieldReads(t *testing.T) {
+	files := map[string]string{}
+	write := func(rel, src string) { files[rel] = src }
 	write("mcp/internal/seam/seam.go", "package seam\n\ntype Server interface{ Name() string }\n")
 	write("mcp/upstream/status.go", "package upstream\n\ntype Status struct{ State string }\n")
 	write("mcp/upstream/source.go", "package upstream\n\ntype Source struct{ status Status }\n\n"+
@@ -67,6 +89,7 @@ func TestSeamCatchesFieldReads(t *testing.T) {
 		"func status(s *upstream.Source) upstream.Status { return s.Status() }\n")
 	write("mcp/front/reads.go", "package front\n\nimport \"example.com/m/mcp/upstream\"\n\n"+
 		"func state(s *upstream.Source) string { return s.Status().State }\n")
+	dir := writeModule(t, files)
 	g := loadFileGraphIn(t, dir, "example.com/m/mcp/front", "example.com/m/mcp/upstream", "example.com/m/mcp/internal/seam")
 	got := strings.Join(g.violations(), "\n")
 	assert.Contains(t, got, "front/reads.go uses field State of upstream/status.go")
