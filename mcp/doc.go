@@ -11,8 +11,9 @@
 // The arrows run one way: front imports upstream (for the Source type) and mcp/internal/seam; upstream imports
 // the seam and never the front; the seam imports neither. seam.Upstream is everything the front uses of a
 // Source, including the one Status value it reads about the servers; no front file touches an upstream field
-// (seam_test.go checks both, file by file). These three are the only packages of toolsearch that import the MCP
-// Go SDK, and none shows the SDK in its API. docs/architecture.md draws the seam.
+// (seam_test.go checks both, file by file). These three, and the helpers of their tests (mcp/internal/mcptest),
+// are the only packages of toolsearch that import the MCP Go SDK, and none shows the SDK in its API.
+// docs/architecture.md draws the seam.
 //
 // A program that only needs MCP tools in a catalog imports mcp/upstream; `toolsearch mcp serve` wires both:
 //

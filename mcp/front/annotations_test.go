@@ -19,9 +19,9 @@ func boolPtr(b bool) *bool { return &b }
 func annotatedServer() *fakeServer {
 	f := newFakeServer(0)
 	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
-	f.srv.AddTool(&sdk.Tool{Name: "read_file", Description: "Read a file.", InputSchema: schema,
+	f.Srv.AddTool(&sdk.Tool{Name: "read_file", Description: "Read a file.", InputSchema: schema,
 		Annotations: &sdk.ToolAnnotations{Title: "Read file", ReadOnlyHint: true}}, echo("read "))
-	f.srv.AddTool(&sdk.Tool{Name: "delete_file", Description: "Delete a file.", InputSchema: schema,
+	f.Srv.AddTool(&sdk.Tool{Name: "delete_file", Description: "Delete a file.", InputSchema: schema,
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)}}, echo("deleted "))
 	return f
 }

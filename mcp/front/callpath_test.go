@@ -15,7 +15,7 @@ import (
 // echoServer is an upstream with server-everything's echo: one required "message".
 func echoServer() *fakeServer {
 	f := newFakeServer(0)
-	f.srv.AddTool(&sdk.Tool{
+	f.Srv.AddTool(&sdk.Tool{
 		Name:        "echo",
 		Description: "Echoes back the input.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]}`),

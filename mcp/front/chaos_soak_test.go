@@ -362,9 +362,9 @@ type floodServer struct {
 func newFloodServer(rebuilders int) *floodServer {
 	fs := &floodServer{f: newFakeServer(0), versions: map[string]int{}, observed: make([]int, rebuilders),
 		bell: make(chan struct{})}
-	fs.f.srv = sdk.NewServer(&sdk.Implementation{Name: srvFlooder, Version: "1"},
+	fs.f.Srv = sdk.NewServer(&sdk.Implementation{Name: srvFlooder, Version: "1"},
 		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
-	fs.f.addTool("echo", "Echo the text back.", echo(echoPrefix[srvFlooder]))
+	fs.f.AddTool("echo", "Echo the text back.", echo(echoPrefix[srvFlooder]))
 	for range 2 {
 		fs.addLocked()
 	}
@@ -379,7 +379,7 @@ func (fs *floodServer) addLocked() {
 	n := fs.next
 	fs.next++
 	fs.live = append(fs.live, n)
-	fs.f.addTool(fmt.Sprintf("gen_%d", n), fmt.Sprintf("Generated tool number %d; echoes the text.", n),
+	fs.f.AddTool(fmt.Sprintf("gen_%d", n), fmt.Sprintf("Generated tool number %d; echoes the text.", n),
 		echo(echoPrefix[srvFlooder]))
 }
 
@@ -405,7 +405,7 @@ func (fs *floodServer) mutate(i int) int {
 	if i%4 < 2 || len(fs.live) == 0 {
 		fs.addLocked()
 	} else {
-		fs.f.srv.RemoveTools(fmt.Sprintf("gen_%d", fs.live[0]))
+		fs.f.Srv.RemoveTools(fmt.Sprintf("gen_%d", fs.live[0]))
 		fs.live = fs.live[1:]
 	}
 	fs.recordLocked()
@@ -447,10 +447,7 @@ func (fs *floodServer) seenBy(v int) (bool, <-chan struct{}) {
 
 // notifyAll writes one tools/list_changed to every session the flooder has had; closed ones refuse it.
 func (fs *floodServer) notifyAll(ctx context.Context) {
-	fs.f.mu.Lock()
-	conns := slices.Clone(fs.f.conns)
-	fs.f.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range fs.f.Conns() {
 		msg := &jsonrpc.Request{Method: "notifications/tools/list_changed", Params: json.RawMessage(`{}`)}
 		if c.Write(ctx, msg) == nil {
 			fs.sent.Add(1)
@@ -468,9 +465,9 @@ type hangServer struct {
 
 func newHangServer(release <-chan struct{}) *hangServer {
 	h := &hangServer{f: newFakeServer(0)}
-	h.f.addTool("echo", "Echo the text back.", echo(echoPrefix[srvHanger]))
+	h.f.AddTool("echo", "Echo the text back.", echo(echoPrefix[srvHanger]))
 	answer := echo(echoPrefix[srvHanger])
-	h.f.addTool("sometimes_hangs", "Echo the text back, or never answer.",
+	h.f.AddTool("sometimes_hangs", "Echo the text back, or never answer.",
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			if h.calls.Add(1)%3 == 0 {
 				h.hangs.Add(1)
@@ -925,11 +922,11 @@ func (s *chaosSoak) freezeDriver() {
 		if before.State != upstream.StateReady {
 			continue
 		}
-		s.hang.f.freeze(true)
+		s.hang.f.Freeze(true)
 		s.freezes.Add(1)
 		began := time.Now()
 		down := waitFor(s.src, s.stop, func() bool { return statusOf(s.src, srvHanger).State == upstream.StateFailed })
-		s.hang.f.freeze(false)
+		s.hang.f.Freeze(false)
 		if s.stopped() {
 			return
 		}
@@ -1191,7 +1188,7 @@ func (s *chaosSoak) serveWorker() {
 func warmUp(t *testing.T) {
 	t.Helper()
 	mem := newFakeServer(0)
-	mem.addTool("echo", "Echo.", echo(""))
+	mem.AddTool("echo", "Echo.", echo(""))
 	raw := &garbageServer{}
 	src, err := newSource(context.Background(), &upstream.Config{Servers: map[string]upstream.ServerConfig{
 		"child": childConfig("echo"), "mem": {Command: "in-memory"}, "raw": {Command: "in-memory"},

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -126,9 +127,9 @@ func (n *notes) check(f func(n *notes) bool) func() bool {
 func TestFrontCodeMode(t *testing.T) {
 	var started, cancelled atomic.Int32
 	f := newFakeServer(0)
-	f.addTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
-	f.addTool("slow_job", "A job that reports its progress.", progressTool(3))
-	f.addTool("hang", "Waits until it is cancelled.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
+	f.AddTool("slow_job", "A job that reports its progress.", progressTool(3))
+	f.AddTool("hang", "Waits until it is cancelled.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		started.Add(1)
 		<-ctx.Done()
 		cancelled.Add(1)
@@ -275,7 +276,7 @@ func sessionCounter() sdk.ToolHandler {
 
 func liveSessions(f *fakeServer) int {
 	n := 0
-	for range f.srv.Sessions() {
+	for range f.Srv.Sessions() {
 		n++
 	}
 	return n
@@ -283,8 +284,8 @@ func liveSessions(f *fakeServer) int {
 
 func TestFrontPerClientIsolation(t *testing.T) {
 	browser, notes := newFakeServer(0), newFakeServer(0)
-	browser.addTool("visit", "Visit a page in the browser.", sessionCounter())
-	notes.addTool("note", "Add a note.", sessionCounter())
+	browser.AddTool("visit", "Visit a page in the browser.", sessionCounter())
+	notes.AddTool("note", "Add a note.", sessionCounter())
 	cfg := inMemoryConfig("browser", "notes")
 	b := cfg.Servers["browser"]
 	b.Isolation = upstream.IsolationPerClient
@@ -312,8 +313,8 @@ func TestFrontPerClientIsolation(t *testing.T) {
 	assert.Equal(t, "3", call(one, "mcp:browser:visit"))
 	assert.Equal(t, "1", call(one, "mcp:notes:note"))
 	assert.Equal(t, "2", call(two, "mcp:notes:note"), "a shared server is shared")
-	assert.Equal(t, 3, browser.dialCount(), "the shared session and one per client")
-	assert.Equal(t, 1, notes.dialCount())
+	assert.Equal(t, 3, browser.DialCount(), "the shared session and one per client")
+	assert.Equal(t, 1, notes.DialCount())
 	assert.Equal(t, 3, liveSessions(browser))
 
 	two.Close()
@@ -325,7 +326,7 @@ func TestFrontPerClientIsolation(t *testing.T) {
 // A client that vanishes without ending its session (it crashed) is gone once it has been idle too long.
 func TestFrontIdleHTTPClientIsClosed(t *testing.T) {
 	browser := newFakeServer(0)
-	browser.addTool("visit", "Visit a page in the browser.", sessionCounter())
+	browser.AddTool("visit", "Visit a page in the browser.", sessionCounter())
 	cfg := inMemoryConfig("browser")
 	b := cfg.Servers["browser"]
 	b.Isolation = upstream.IsolationPerClient
@@ -362,7 +363,7 @@ func richServer() (*fakeServer, *sdk.Tool) {
 		Annotations:  &sdk.ToolAnnotations{ReadOnlyHint: readOnly, OpenWorldHint: &readOnly},
 		Meta:         sdk.Meta{"example.com/vendor": "x"},
 	}
-	f.srv.AddTool(tool, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.Srv.AddTool(tool, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{
 			Content: []sdk.Content{
 				&sdk.TextContent{Text: `{"temp":21}`},
@@ -372,14 +373,14 @@ func richServer() (*fakeServer, *sdk.Tool) {
 			Meta:              sdk.Meta{"example.com/trace": "t-1"},
 		}, nil
 	})
-	f.srv.AddTool(&sdk.Tool{
+	f.Srv.AddTool(&sdk.Tool{
 		Name: "broken", Description: "Breaks its own output contract.",
 		InputSchema:  json.RawMessage(`{"type":"object"}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`),
 	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hot"}}, StructuredContent: map[string]any{"temp": "hot"}}, nil
 	})
-	f.srv.AddTool(&sdk.Tool{Name: "failing", Description: "Fails as a tool.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	f.Srv.AddTool(&sdk.Tool{Name: "failing", Description: "Fails as a tool.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "no such city"}}, IsError: true}, nil
 		})
@@ -438,14 +439,14 @@ func TestFrontOffModeIsAProxy(t *testing.T) {
 	assert.Equal(t, "no such city", res.Content[0].(*sdk.TextContent).Text, "a tool's own failure passes as it came")
 
 	// A new upstream tool reaches the client with tools/list_changed.
-	weather.addTool("air_quality", "Air quality index.", echo("aqi "))
+	weather.AddTool("air_quality", "Air quality index.", echo("aqi "))
 	require.Eventually(t, func() bool { return listChanged.Load() > 0 }, 10*time.Second, 10*time.Millisecond)
 	assert.Contains(t, listNames(t, sess), "air_quality")
 }
 
 func TestFrontToolsModeKeepsItsToolsWhenUpstreamsChange(t *testing.T) {
 	weather := newFakeServer(0)
-	weather.addTool("forecast", "Weather forecast for a city.", echo("sunny in "))
+	weather.AddTool("forecast", "Weather forecast for a city.", echo("sunny in "))
 	src := startSource(t, inMemoryConfig("weather"), fastOptions(nil), map[string]dialFunc{"weather": weather.dial})
 	rt := newTestRuntime(t, runtime.ModeTools)
 	srv := newTestServer(t, rt, src, nil)
@@ -455,7 +456,7 @@ func TestFrontToolsModeKeepsItsToolsWhenUpstreamsChange(t *testing.T) {
 	}, "")
 	before := listNames(t, sess)
 
-	weather.addTool("air_quality", "Air quality index and pollen levels for a city.", echo("aqi "))
+	weather.AddTool("air_quality", "Air quality index and pollen levels for a city.", echo("aqi "))
 	require.Eventually(t, func() bool {
 		text, _ := callText(t, sess, "tool_search", map[string]any{"query": "pollen"})
 		return strings.Contains(text, "mcp:weather:air_quality")
@@ -468,19 +469,19 @@ func TestFrontToolsModeKeepsItsToolsWhenUpstreamsChange(t *testing.T) {
 func TestFrontProgressAndMeta(t *testing.T) {
 	var seenMeta atomic.Pointer[sdk.Meta]
 	f := newFakeServer(0)
-	f.addTool("slow_job", "A job that reports its progress.", func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("slow_job", "A job that reports its progress.", func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		m := req.Params.Meta
 		seenMeta.Store(&m)
 		return progressTool(3)(ctx, req)
 	})
 	// The same tool behind streamable HTTP, where notifications and the answer share one event stream.
 	remote := newFakeServer(0)
-	remote.addTool("remote_job", "A remote job that reports its progress.", func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	remote.AddTool("remote_job", "A remote job that reports its progress.", func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		m := req.Params.Meta
 		seenMeta.Store(&m)
 		return progressTool(3)(ctx, req)
 	})
-	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return remote.srv }, nil))
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return remote.Srv }, nil))
 	t.Cleanup(ts.Close)
 	cfg := inMemoryConfig("jobs")
 	cfg.Servers["remote"] = upstream.ServerConfig{URL: ts.URL}
@@ -527,7 +528,7 @@ func TestFrontProgressAndMeta(t *testing.T) {
 
 func TestFrontForwardsLogsAtTheClientsLevel(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("chatty", "Logs at three levels.", func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("chatty", "Logs at three levels.", func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		for _, level := range []sdk.LoggingLevel{"debug", "info", "warning"} {
 			_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: level, Logger: "db", Data: string(level) + " message"})
 		}
@@ -555,7 +556,7 @@ func TestFrontForwardsLogsAtTheClientsLevel(t *testing.T) {
 
 func TestFrontHTTPAccessControl(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("forecast", "Weather forecast for a city.", echo("rain in "))
+	f.AddTool("forecast", "Weather forecast for a city.", echo("rain in "))
 	src := startSource(t, inMemoryConfig("weather"), fastOptions(nil), map[string]dialFunc{"weather": f.dial})
 	rt := newTestRuntime(t, runtime.ModeTools)
 	srv, err := NewServer(t.Context(), rt, src, &ServerOptions{
@@ -620,8 +621,8 @@ func TestIsLoopbackAddr(t *testing.T) {
 
 func TestFrontAnswersAtOnceWhileAServerHangs(t *testing.T) {
 	ok, mute := newFakeServer(0), newFakeServer(0)
-	ok.addTool("forecast", "Weather forecast for a city.", echo("sunny in "))
-	mute.freeze(true)
+	ok.AddTool("forecast", "Weather forecast for a city.", echo("sunny in "))
+	mute.Freeze(true)
 	opts := fastOptions(nil)
 	opts.StartTimeout = time.Minute // it will hang the whole test long
 	started, cancel := context.WithCancel(context.Background())
@@ -667,7 +668,7 @@ type featureServer struct {
 
 func newFeatureServer(name string, pageSize int) *featureServer {
 	fs := &featureServer{}
-	fs.fakeServer = &fakeServer{srv: sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, &sdk.ServerOptions{
+	fs.fakeServer = &fakeServer{mcptest.FakeServerOf(sdk.NewServer(&sdk.Implementation{Name: name, Version: "1"}, &sdk.ServerOptions{
 		PageSize: pageSize,
 		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
 			fs.mu.Lock()
@@ -681,7 +682,7 @@ func newFeatureServer(name string, pageSize int) *featureServer {
 			fs.mu.Unlock()
 			return nil
 		},
-	})}
+	}))}
 	return fs
 }
 
@@ -693,14 +694,14 @@ func (fs *featureServer) subscriptions() []string {
 
 // addText adds a text resource whose contents name the server.
 func (fs *featureServer) addText(uri, text string) {
-	fs.srv.AddResource(&sdk.Resource{URI: uri, Name: uri, MIMEType: "text/plain"},
+	fs.Srv.AddResource(&sdk.Resource{URI: uri, Name: uri, MIMEType: "text/plain"},
 		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: text}}}, nil
 		})
 }
 
 func (fs *featureServer) addPrompt(name, says string) {
-	fs.srv.AddPrompt(&sdk.Prompt{Name: name, Arguments: []*sdk.PromptArgument{{Name: "who", Required: true}}},
+	fs.Srv.AddPrompt(&sdk.Prompt{Name: name, Arguments: []*sdk.PromptArgument{{Name: "who", Required: true}}},
 		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user",
 				Content: &sdk.TextContent{Text: says + " " + req.Params.Arguments["who"]}}}}, nil
@@ -711,7 +712,7 @@ func TestFrontResourcesAndPrompts(t *testing.T) {
 	a, b := newFeatureServer("a", 0), newFeatureServer("b", 2) // b lists in pages of two
 	a.addText("file:///shared.txt", "from a")
 	a.addText("a://only", "only a")
-	a.srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "a://item/{id}", Name: "item"},
+	a.Srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "a://item/{id}", Name: "item"},
 		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "item of a: " + req.Params.URI}}}, nil
 		})
@@ -817,8 +818,8 @@ func TestFrontResourcesAndPrompts(t *testing.T) {
 		10*time.Second, 20*time.Millisecond)
 	assert.Equal(t, []string{"+a://only"}, a.subscriptions())
 	assert.Equal(t, []string{"+file:///shared.txt"}, b.subscriptions())
-	require.NoError(t, a.srv.ResourceUpdated(t.Context(), &sdk.ResourceUpdatedNotificationParams{URI: "a://only"}))
-	require.NoError(t, b.srv.ResourceUpdated(t.Context(), &sdk.ResourceUpdatedNotificationParams{URI: "file:///shared.txt"}))
+	require.NoError(t, a.Srv.ResourceUpdated(t.Context(), &sdk.ResourceUpdatedNotificationParams{URI: "a://only"}))
+	require.NoError(t, b.Srv.ResourceUpdated(t.Context(), &sdk.ResourceUpdatedNotificationParams{URI: "file:///shared.txt"}))
 	require.Eventually(t, func() bool {
 		updatedMu.Lock()
 		defer updatedMu.Unlock()
@@ -839,7 +840,7 @@ func TestFrontSlowServerHoldsNoOneElse(t *testing.T) {
 	slow, fast := newFakeServer(0), newFakeServer(0)
 	release := make(chan struct{})
 	var crawling atomic.Int32
-	slow.addTool("crawl", "Crawl a whole website.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	slow.AddTool("crawl", "Crawl a whole website.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		crawling.Add(1)
 		select {
 		case <-release:
@@ -847,7 +848,7 @@ func TestFrontSlowServerHoldsNoOneElse(t *testing.T) {
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "crawled"}}}, nil
 	})
-	fast.addTool("forecast", "Weather forecast for a city.", echo("sunny in "))
+	fast.AddTool("forecast", "Weather forecast for a city.", echo("sunny in "))
 	// The slow server is also slow to start: its first dial takes a while.
 	var dials atomic.Int32
 	slowDial := func(ctx context.Context, u *target) (*dialed, error) {
@@ -948,9 +949,9 @@ func TestFrontPerClientProcesses(t *testing.T) {
 
 func TestFrontOffModeNamesCollidingTools(t *testing.T) {
 	a, b := newFakeServer(0), newFakeServer(0)
-	a.addTool("search", "Search the wiki.", echo("wiki: "))
-	a.addTool("edit", "Edit a wiki page.", echo("edited: "))
-	b.addTool("search", "Search the issue tracker.", echo("issues: "))
+	a.AddTool("search", "Search the wiki.", echo("wiki: "))
+	a.AddTool("edit", "Edit a wiki page.", echo("edited: "))
+	b.AddTool("search", "Search the issue tracker.", echo("issues: "))
 	src := startSource(t, inMemoryConfig("wiki", "tracker"), fastOptions(nil), map[string]dialFunc{"wiki": a.dial, "tracker": b.dial})
 	rt := newTestRuntime(t, runtime.ModeOff)
 	srv := newTestServer(t, rt, src, nil)

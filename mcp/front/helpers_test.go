@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
@@ -50,109 +49,19 @@ var (
 	result            = mcptest.Result
 )
 
-// fakeServer is an in-process go-sdk MCP server. Each dial connects a new session to it over the SDK's in-memory
-// transports, behind a connection wrapper that can freeze (a hung server) or sever (a crashed one) every session.
-type fakeServer struct {
-	srv *sdk.Server
+// fakeServer is mcptest's in-process server with the dial function of these tests.
+type fakeServer struct{ *mcptest.FakeServer }
 
-	mu     sync.Mutex
-	conns  []*controlledConn
-	frozen bool
-	dials  int
-}
+func newFakeServer(pageSize int) *fakeServer { return &fakeServer{mcptest.NewFakeServer(pageSize)} }
 
-func newFakeServer(pageSize int) *fakeServer {
-	return &fakeServer{srv: sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, &sdk.ServerOptions{PageSize: pageSize})}
-}
-
-// addTool adds a tool with an object schema of one string property.
-func (f *fakeServer) addTool(name, desc string, h sdk.ToolHandler) {
-	f.srv.AddTool(&sdk.Tool{
-		Name:        name,
-		Description: desc,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}}}`),
-	}, h)
-}
-
-// echo answers with the text argument, as text and as structuredContent.
-func echo(prefix string) sdk.ToolHandler {
-	return func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		var args struct {
-			Text string `json:"text"`
-		}
-		_ = json.Unmarshal(req.Params.Arguments, &args)
-		return &sdk.CallToolResult{
-			Content:           []sdk.Content{&sdk.TextContent{Text: prefix + args.Text}},
-			StructuredContent: map[string]any{"echo": args.Text},
-		}, nil
-	}
-}
+var echo = mcptest.Echo
 
 func (f *fakeServer) dial(ctx context.Context, _ *target) (*dialed, error) {
-	ct, st := sdk.NewInMemoryTransports()
-	f.mu.Lock()
-	f.dials++
-	f.mu.Unlock()
-	if _, err := f.srv.Connect(ctx, &controlledTransport{inner: st, f: f}, nil); err != nil {
-		return nil, err
-	}
-	return &dialed{transport: ct}, nil
-}
-
-// freeze makes every session stop answering: requests are read and handled, answers vanish.
-func (f *fakeServer) freeze(frozen bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.frozen = frozen
-}
-
-// sever closes every session's connection under the server, as a crash would.
-func (f *fakeServer) sever() {
-	f.mu.Lock()
-	conns := f.conns
-	f.conns = nil
-	f.mu.Unlock()
-	for _, c := range conns {
-		c.Connection.Close()
-	}
-}
-
-func (f *fakeServer) dialCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.dials
-}
-
-type controlledTransport struct {
-	inner sdk.Transport
-	f     *fakeServer
-}
-
-func (t *controlledTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.inner.Connect(ctx)
+	transport, err := f.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cc := &controlledConn{Connection: c, f: t.f}
-	t.f.mu.Lock()
-	t.f.conns = append(t.f.conns, cc)
-	t.f.mu.Unlock()
-	return cc, nil
-}
-
-type controlledConn struct {
-	sdk.Connection
-	f *fakeServer
-}
-
-func (c *controlledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	c.f.mu.Lock()
-	frozen := c.f.frozen
-	c.f.mu.Unlock()
-	if frozen {
-		return nil
-	}
-	return c.Connection.Write(ctx, msg)
+	return &dialed{transport: transport}, nil
 }
 
 // target is the server a test dialer is asked to connect, and the call timeout of its Source.

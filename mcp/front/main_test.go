@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
@@ -33,9 +34,9 @@ func childConfig(behavior string) upstream.ServerConfig {
 func runChild(behavior string) int {
 	fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 	srv := sdk.NewServer(&sdk.Implementation{Name: "child-" + behavior, Version: "1"}, nil)
-	f := &fakeServer{srv: srv}
-	f.addTool("echo", "Echo the text.", echo(behavior+": "))
-	f.addTool("crash", "Exits mid-call.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f := &fakeServer{mcptest.FakeServerOf(srv)}
+	f.AddTool("echo", "Echo the text.", echo(behavior+": "))
+	f.AddTool("crash", "Exits mid-call.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		fmt.Fprintln(os.Stderr, "panic: the database went away")
 		os.Exit(3)
 		return nil, nil

@@ -71,10 +71,10 @@ func callText(t *testing.T, sess *sdk.ClientSession, name string, args any) (str
 
 func TestServeToolsModeOverStdio(t *testing.T) {
 	issues := newFakeServer(0)
-	issues.addTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
-	issues.addTool("close_issue", "Close an issue.", echo("closed: "))
+	issues.AddTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
+	issues.AddTool("close_issue", "Close an issue.", echo("closed: "))
 	weather := newFakeServer(0)
-	weather.addTool("forecast", "Weather forecast for a city.", echo("sunny in "))
+	weather.AddTool("forecast", "Weather forecast for a city.", echo("sunny in "))
 	src := startSource(t, inMemoryConfig("issues", "weather"), fastOptions(nil),
 		map[string]dialFunc{"issues": issues.dial, "weather": weather.dial})
 	rt := newTestRuntime(t, runtime.ModeTools)
@@ -98,14 +98,14 @@ func TestServeToolsModeOverStdio(t *testing.T) {
 	assert.Contains(t, text, "sunny in Lisbon")
 
 	// An upstream change reaches search without restarting anything.
-	weather.addTool("air_quality", "Air quality index and pollen levels for a city.", echo("aqi "))
+	weather.AddTool("air_quality", "Air quality index and pollen levels for a city.", echo("aqi "))
 	require.Eventually(t, func() bool {
 		text, _ := callText(t, sess, "tool_search", map[string]any{"query": "pollen"})
 		return strings.Contains(text, "mcp:weather:air_quality")
 	}, 10*time.Second, 20*time.Millisecond)
 
 	// A crashed upstream fails the call with its name, and the others keep working.
-	issues.sever()
+	issues.Sever()
 	require.Eventually(t, func() bool { return src.Status()[0].State != upstream.StateReady }, 5*time.Second, 10*time.Millisecond)
 	text, isErr = callText(t, sess, "tool_call", map[string]any{"id": "mcp:issues:close_issue", "args": map[string]any{}})
 	if isErr { // unless the retry was faster than this call
@@ -117,8 +117,8 @@ func TestServeToolsModeOverStdio(t *testing.T) {
 
 func TestServeCodeMode(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
-	f.addTool("list_repos", "List repositories.", echo(""))
+	f.AddTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
+	f.AddTool("list_repos", "List repositories.", echo(""))
 	src := startSource(t, inMemoryConfig("github"), fastOptions(nil), map[string]dialFunc{"github": f.dial})
 	local := catalog.Tool{
 		Source: catalog.SourceOpenClaw, SourceName: "core", Name: "local_time", Description: "The current local time.",
@@ -177,7 +177,7 @@ func TestServeDirectoryModeInstructions(t *testing.T) {
 
 func TestServeStreamableHTTP(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("forecast", "Weather forecast for a city.", echo("rain in "))
+	f.AddTool("forecast", "Weather forecast for a city.", echo("rain in "))
 	src := startSource(t, inMemoryConfig("weather"), fastOptions(nil), map[string]dialFunc{"weather": f.dial})
 	rt := newTestRuntime(t, runtime.ModeTools)
 	srv := newTestServer(t, rt, src, nil)
@@ -196,7 +196,7 @@ func TestServeStreamableHTTP(t *testing.T) {
 
 func TestServeAfterUpstreamCloses(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("forecast", "Weather forecast for a city.", echo("rain in "))
+	f.AddTool("forecast", "Weather forecast for a city.", echo("rain in "))
 	src, err := newSource(t.Context(), inMemoryConfig("weather"), fastOptions(nil), dialers(map[string]dialFunc{"weather": f.dial}))
 	require.NoError(t, err)
 	rt := newTestRuntime(t, runtime.ModeTools)

@@ -76,7 +76,7 @@ func TestNewRefusesInvalidConfigAndSkipsDisabled(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo(""))
+	f.AddTool("echo", "Echo.", echo(""))
 	cfg := inMemoryConfig("on", "off")
 	off := cfg.Servers["off"]
 	off.Disabled = true
@@ -107,7 +107,7 @@ func TestOptionsDefaults(t *testing.T) {
 func TestHammer(t *testing.T) {
 	f := newFakeServer(3)
 	for i := range 5 {
-		f.addTool(fmt.Sprintf("echo_%d", i), "Echo.", echo(""))
+		f.AddTool(fmt.Sprintf("echo_%d", i), "Echo.", echo(""))
 	}
 	src := startSource(t, inMemoryConfig("fake"), fastOptions(nil), map[string]dialFunc{"fake": f.dial})
 	stop := make(chan struct{})
@@ -122,9 +122,9 @@ func TestHammer(t *testing.T) {
 			case <-time.After(15 * time.Millisecond):
 			}
 			if i%5 == 4 {
-				f.sever()
+				f.Sever()
 			} else {
-				f.addTool(fmt.Sprintf("extra_%d", i), "Added under load.", echo(""))
+				f.AddTool(fmt.Sprintf("extra_%d", i), "Added under load.", echo(""))
 			}
 			_ = src.Status()
 		}

@@ -37,9 +37,9 @@ func TestFrontState(t *testing.T) {
 // closed.
 func TestFrontSideStatus(t *testing.T) {
 	ok := newFakeServer(0)
-	ok.addTool("echo", "Echo.", echo(""))
+	ok.AddTool("echo", "Echo.", echo(""))
 	flaky := newFakeServer(0)
-	flaky.addTool("echo", "Echo.", echo(""))
+	flaky.AddTool("echo", "Echo.", echo(""))
 	release := make(chan struct{})
 	attempts := 0
 	flakyDial := func(ctx context.Context, u *server) (*dialed, error) {

@@ -32,14 +32,14 @@ func closeNow(t *testing.T, src *Source) {
 func TestLazyServerStartsOnFirstUse(t *testing.T) {
 	dir := t.TempDir()
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo the text.", echo("lazy: "))
+	f.AddTool("echo", "Echo the text.", echo("lazy: "))
 
 	// No cache yet: it starts at once, says why, and its listing is cached.
 	progress := &syncBuffer{}
 	src := lazySource(t, f, dir, progress)
 	assert.Equal(t, StateReady, src.Status()[0].State)
 	assert.Contains(t, progress.String(), "mcp: lazy: lazy, but its tools are not cached yet; starting it now")
-	assert.Equal(t, 1, f.dialCount())
+	assert.Equal(t, 1, f.DialCount())
 	entries, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
@@ -48,7 +48,7 @@ func TestLazyServerStartsOnFirstUse(t *testing.T) {
 	// Cached: New does not start it, its tools are there, and the first call starts it.
 	progress = &syncBuffer{}
 	src = lazySource(t, f, dir, progress)
-	assert.Equal(t, 1, f.dialCount(), "not started by New")
+	assert.Equal(t, 1, f.DialCount(), "not started by New")
 	st := src.Status()[0]
 	assert.Equal(t, StateIdle, st.State)
 	assert.Equal(t, 1, st.Tools)
@@ -61,7 +61,7 @@ func TestLazyServerStartsOnFirstUse(t *testing.T) {
 	res, err := call(t, src, "echo", `{"text":"wake up"}`)
 	require.NoError(t, err)
 	assert.Equal(t, "lazy: wake up", res.text)
-	assert.Equal(t, 2, f.dialCount())
+	assert.Equal(t, 2, f.DialCount())
 	assert.Equal(t, StateReady, src.Status()[0].State)
 	assert.Contains(t, progress.String(), "mcp: lazy: starting on first use")
 	select {
@@ -72,18 +72,18 @@ func TestLazyServerStartsOnFirstUse(t *testing.T) {
 	assert.Same(t, tool.Handler, src.Tools()[0].Handler, "a listing equal to the cache changes no tool")
 
 	// The server lists again with a new tool: the cache follows.
-	f.addTool("second", "Added later.", echo(""))
+	f.AddTool("second", "Added later.", echo(""))
 	require.Eventually(t, func() bool { return len(src.Tools()) == 2 }, 5*time.Second, 10*time.Millisecond)
 	closeNow(t, src)
 	src = lazySource(t, f, dir, &syncBuffer{})
 	assert.ElementsMatch(t, []string{"mcp:lazy:echo", "mcp:lazy:second"}, names(src))
 	assert.Equal(t, StateIdle, src.Status()[0].State)
-	assert.Equal(t, 2, f.dialCount(), "still not started")
+	assert.Equal(t, 2, f.DialCount(), "still not started")
 }
 
 func TestLazyServerWithADamagedCache(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo the text.", echo(""))
+	f.AddTool("echo", "Echo the text.", echo(""))
 	valid := func(dir string) string {
 		src := lazySource(t, f, dir, &syncBuffer{})
 		closeNow(t, src)
@@ -107,14 +107,14 @@ func TestLazyServerWithADamagedCache(t *testing.T) {
 			dir := t.TempDir()
 			path := valid(dir)
 			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
-			dials := f.dialCount()
+			dials := f.DialCount()
 			progress := &syncBuffer{}
 			src := lazySource(t, f, dir, progress)
 			assert.Contains(t, progress.String(), "mcp: lazy: lazy, but ignoring its cached tools (")
 			assert.Contains(t, progress.String(), tc.want)
 			assert.Contains(t, progress.String(), "; starting it now")
 			assert.Equal(t, StateReady, src.Status()[0].State, "started at once")
-			assert.Equal(t, dials+1, f.dialCount())
+			assert.Equal(t, dials+1, f.DialCount())
 			closeNow(t, src)
 
 			// The listing replaced the damaged entry.
@@ -129,10 +129,10 @@ func TestLazyServerWithADamagedCache(t *testing.T) {
 func TestLazyServerThatCannotStart(t *testing.T) {
 	dir := t.TempDir()
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo(""))
+	f.AddTool("echo", "Echo.", echo(""))
 	closeNow(t, lazySource(t, f, dir, &syncBuffer{}))
 
-	f.freeze(true)
+	f.Freeze(true)
 	opts := fastOptions(&syncBuffer{})
 	opts.SchemaCacheDir = dir
 	opts.StartTimeout = 300 * time.Millisecond
@@ -145,7 +145,7 @@ func TestLazyServerThatCannotStart(t *testing.T) {
 	assert.Contains(t, err.Error(), "no answer within 300ms")
 	assert.Less(t, time.Since(began), 5*time.Second)
 
-	f.freeze(false)
+	f.Freeze(false)
 	require.Eventually(t, func() bool { return src.Status()[0].State == StateReady }, 10*time.Second, 10*time.Millisecond)
 	res, err := call(t, src, "echo", `{"text":"back"}`)
 	require.NoError(t, err)
@@ -156,15 +156,15 @@ func TestLazyServerThatCannotStart(t *testing.T) {
 func TestLazyStartRespectsTheCallContext(t *testing.T) {
 	dir := t.TempDir()
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo(""))
+	f.AddTool("echo", "Echo.", echo(""))
 	closeNow(t, lazySource(t, f, dir, &syncBuffer{}))
-	f.freeze(true)
+	f.Freeze(true)
 	src := lazySource(t, f, dir, &syncBuffer{})
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := src.Tools()[0].Handler.Call(ctx, json.RawMessage(`{}`))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	f.freeze(false)
+	f.Freeze(false)
 }
 
 func TestSchemaCacheKey(t *testing.T) {

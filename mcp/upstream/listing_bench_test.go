@@ -23,7 +23,7 @@ func corpusServer(tb testing.TB) (*fakeServer, map[string]json.RawMessage) {
 			continue
 		}
 		schemas[name] = t.InputSchema
-		f.srv.AddTool(&sdk.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}, echo(""))
+		f.Srv.AddTool(&sdk.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}, echo(""))
 	}
 	return f, schemas
 }

@@ -14,6 +14,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 )
 
 // childEnv makes the test binary play an MCP server on stdio instead of running tests, so the process paths
@@ -63,9 +65,9 @@ func runChild(behavior string) int {
 		return 0
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "child-" + behavior, Version: "1"}, nil)
-	f := &fakeServer{srv: srv}
-	f.addTool("echo", "Echo the text.", echo(behavior+": "))
-	f.addTool("crash", "Exits mid-call.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f := &fakeServer{mcptest.FakeServerOf(srv)}
+	f.AddTool("echo", "Echo the text.", echo(behavior+": "))
+	f.AddTool("crash", "Exits mid-call.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		fmt.Fprintln(os.Stderr, "panic: the database went away")
 		os.Exit(3)
 		return nil, nil
@@ -74,7 +76,7 @@ func runChild(behavior string) int {
 	if behavior == "deaf" {
 		stdin := &deafReader{r: os.Stdin, deaf: make(chan struct{})}
 		transport = &sdk.IOTransport{Reader: stdin, Writer: nopWriteCloser{os.Stdout}}
-		f.addTool("deafen", "Stops reading stdin.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		f.AddTool("deafen", "Stops reading stdin.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			stdin.once.Do(func() { close(stdin.deaf) })
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "deaf"}}}, nil
 		})

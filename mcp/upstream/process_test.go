@@ -205,8 +205,8 @@ func (c *stallingConn) Close() error {
 
 func TestCloseIsBoundedByAStalledTransport(t *testing.T) {
 	stalled, ok := newFakeServer(0), newFakeServer(0)
-	stalled.addTool("echo", "Echo.", echo(""))
-	ok.addTool("echo", "Echo.", echo(""))
+	stalled.AddTool("echo", "Echo.", echo(""))
+	ok.AddTool("echo", "Echo.", echo(""))
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
@@ -246,10 +246,10 @@ func TestCloseIsBoundedByAStalledTransport(t *testing.T) {
 
 func TestStreamableHTTPServer(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo("http: "))
+	f.AddTool("echo", "Echo.", echo("http: "))
 	var mu sync.Mutex
 	var auth []string
-	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.srv }, nil)
+	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.Srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		auth = append(auth, r.Header.Get("Authorization"))
@@ -272,7 +272,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 
 	// list_changed arrives over the server's stream too.
 	changed := src.Changed()
-	f.addTool("added", "Added later.", echo(""))
+	f.AddTool("added", "Added later.", echo(""))
 	select {
 	case <-changed:
 	case <-time.After(10 * time.Second):

@@ -24,9 +24,9 @@ import (
 func TestToolsListsEveryPage(t *testing.T) {
 	f := newFakeServer(2) // 7 tools in pages of 2: four tools/list requests
 	for i := range 7 {
-		f.addTool(fmt.Sprintf("tool_%d", i), fmt.Sprintf("Tool number %d.", i), echo(""))
+		f.AddTool(fmt.Sprintf("tool_%d", i), fmt.Sprintf("Tool number %d.", i), echo(""))
 	}
-	f.srv.AddTool(&sdk.Tool{
+	f.Srv.AddTool(&sdk.Tool{
 		Name: "titled.tool", Title: "A Titled Tool", Description: "Has a title and an output schema.",
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`),
@@ -66,14 +66,14 @@ func TestToolsListsEveryPage(t *testing.T) {
 
 func TestCallResults(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo the text.", echo("echo: "))
-	f.addTool("fail", "Always fails as a tool.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("echo", "Echo the text.", echo("echo: "))
+	f.AddTool("fail", "Always fails as a tool.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "the repository does not exist"}}}, nil
 	})
-	f.addTool("protocol_error", "Answers with a JSON-RPC error.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("protocol_error", "Answers with a JSON-RPC error.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return nil, errors.New("invalid cursor")
 	})
-	f.addTool("media", "Returns every content kind.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("media", "Returns every content kind.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.ImageContent{Data: []byte{1, 2, 3}, MIMEType: "image/png"},
 			&sdk.AudioContent{Data: []byte{4}, MIMEType: "audio/wav"},
@@ -120,8 +120,8 @@ func TestCallResults(t *testing.T) {
 
 func TestListChangedRelists(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("first", "The first tool.", echo(""))
-	f.addTool("doomed", "Removed later.", echo(""))
+	f.AddTool("first", "The first tool.", echo(""))
+	f.AddTool("doomed", "Removed later.", echo(""))
 	progress := &syncBuffer{}
 	src := startSource(t, inMemoryConfig("fake"), fastOptions(progress), map[string]dialFunc{"fake": f.dial})
 	require.ElementsMatch(t, []string{"mcp:fake:first", "mcp:fake:doomed"}, names(src))
@@ -134,7 +134,7 @@ func TestListChangedRelists(t *testing.T) {
 	require.NotNil(t, doomed.Handler)
 
 	changed := src.Changed()
-	f.addTool("second", "Added while connected.", echo(""))
+	f.AddTool("second", "Added while connected.", echo(""))
 	select {
 	case <-changed:
 	case <-time.After(5 * time.Second):
@@ -143,7 +143,7 @@ func TestListChangedRelists(t *testing.T) {
 	require.Eventually(t, func() bool { return len(src.Tools()) == 3 }, 5*time.Second, 10*time.Millisecond)
 	assert.Contains(t, progress.String(), "mcp: fake: tools changed: 3 tool(s)")
 
-	f.srv.RemoveTools("doomed")
+	f.Srv.RemoveTools("doomed")
 	require.Eventually(t, func() bool { return len(src.Tools()) == 2 }, 5*time.Second, 10*time.Millisecond)
 	// A run built before the change still holds the old tool: it fails closed, naming the server.
 	err := doomed.Handler.(runtime.Availability).Available()
@@ -158,7 +158,7 @@ func TestListChangedRelists(t *testing.T) {
 // their handler.
 func TestListChangedWithoutAChangeIsQuiet(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("first", "The first tool.", echo(""))
+	f.AddTool("first", "The first tool.", echo(""))
 	progress := &syncBuffer{}
 	src := startSource(t, inMemoryConfig("fake"), fastOptions(progress), map[string]dialFunc{"fake": f.dial})
 	before := src.Tools()
@@ -166,8 +166,8 @@ func TestListChangedWithoutAChangeIsQuiet(t *testing.T) {
 	require.NoError(t, err)
 
 	changed := src.Changed()
-	f.addTool("first", "The first tool.", echo("")) // the same tool again: the server notifies, nothing changed
-	f.addTool("second", "Added later.", echo(""))   // then a real change, relisted after the first
+	f.AddTool("first", "The first tool.", echo("")) // the same tool again: the server notifies, nothing changed
+	f.AddTool("second", "Added later.", echo(""))   // then a real change, relisted after the first
 	select {
 	case <-changed:
 	case <-time.After(5 * time.Second):
@@ -190,8 +190,8 @@ func TestListChangedWithoutAChangeIsQuiet(t *testing.T) {
 
 func TestHangingToolTimesOutButServerStays(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo(""))
-	f.addTool("slow", "Never finishes.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("echo", "Echo.", echo(""))
+	f.AddTool("slow", "Never finishes.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
@@ -218,9 +218,9 @@ func TestHangingToolTimesOutButServerStays(t *testing.T) {
 
 func TestHungServerIsMarkedUnavailableAndRecovers(t *testing.T) {
 	hung := newFakeServer(0)
-	hung.addTool("echo", "Echo.", echo("hung: "))
+	hung.AddTool("echo", "Echo.", echo("hung: "))
 	ok := newFakeServer(0)
-	ok.addTool("echo", "Echo.", echo("ok: "))
+	ok.AddTool("echo", "Echo.", echo("ok: "))
 	opts := fastOptions(&syncBuffer{})
 	opts.CallTimeout = 200 * time.Millisecond
 	src := startSource(t, inMemoryConfig("hung", "ok"), opts, map[string]dialFunc{"hung": hung.dial, "ok": ok.dial})
@@ -231,7 +231,7 @@ func TestHungServerIsMarkedUnavailableAndRecovers(t *testing.T) {
 		}
 	}
 
-	hung.freeze(true)
+	hung.Freeze(true)
 	_, err := hungTool.Handler.Call(t.Context(), json.RawMessage(`{"text":"x"}`))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
@@ -253,7 +253,7 @@ func TestHungServerIsMarkedUnavailableAndRecovers(t *testing.T) {
 	}
 
 	// Retries go on (with backoff) until the server answers again.
-	hung.freeze(false)
+	hung.Freeze(false)
 	require.Eventually(t, func() bool { return src.Status()[0].State == StateReady }, 10*time.Second, 10*time.Millisecond)
 	res, err := hungTool.Handler.Call(t.Context(), json.RawMessage(`{"text":"back"}`))
 	require.NoError(t, err, "a tool of an earlier snapshot works again once its server is back")
@@ -291,7 +291,7 @@ func TestDroppedSessionFailsItsCallsInFlight(t *testing.T) {
 func TestCloseFailsCallsInFlight(t *testing.T) {
 	f := newFakeServer(0)
 	entered := make(chan struct{})
-	f.addTool("slow", "Never finishes.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	f.AddTool("slow", "Never finishes.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		close(entered)
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -318,9 +318,9 @@ func TestCloseFailsCallsInFlight(t *testing.T) {
 
 func TestServerHangingAtStartDoesNotBlockOthers(t *testing.T) {
 	ok := newFakeServer(0)
-	ok.addTool("echo", "Echo.", echo(""))
+	ok.AddTool("echo", "Echo.", echo(""))
 	mute := newFakeServer(0)
-	mute.freeze(true)
+	mute.Freeze(true)
 	opts := fastOptions(&syncBuffer{})
 	opts.StartTimeout = 300 * time.Millisecond
 	began := time.Now()
@@ -335,17 +335,17 @@ func TestServerHangingAtStartDoesNotBlockOthers(t *testing.T) {
 	assert.Equal(t, []string{"mcp:ok:echo"}, names(src))
 
 	// It keeps being retried with backoff.
-	require.Eventually(t, func() bool { return mute.dialCount() >= 3 }, 10*time.Second, 10*time.Millisecond)
-	mute.freeze(false)
+	require.Eventually(t, func() bool { return mute.DialCount() >= 3 }, 10*time.Second, 10*time.Millisecond)
+	mute.Freeze(false)
 	require.Eventually(t, func() bool { return len(src.Tools()) == 1 && src.Status()[0].State == StateReady },
 		10*time.Second, 10*time.Millisecond)
 }
 
 func TestCrashMidCall(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo(""))
-	f.addTool("crash", "Takes the server down.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		f.sever()
+	f.AddTool("echo", "Echo.", echo(""))
+	f.AddTool("crash", "Takes the server down.", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		f.Sever()
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
@@ -364,7 +364,7 @@ func TestCrashMidCall(t *testing.T) {
 		t.Fatal("the crash was not notified")
 	}
 	// Reconnected by a retry; the same tools work again.
-	require.Eventually(t, func() bool { return src.Status()[0].State == StateReady && f.dialCount() >= 2 },
+	require.Eventually(t, func() bool { return src.Status()[0].State == StateReady && f.DialCount() >= 2 },
 		10*time.Second, 10*time.Millisecond)
 	res, err := call(t, src, "echo", `{"text":"again"}`)
 	require.NoError(t, err)
@@ -377,7 +377,7 @@ func TestCrashMidCall(t *testing.T) {
 // its exit is: that call must fail as unavailable like any other call to a crashed server.
 func TestWriteToADeadServerIsUnavailable(t *testing.T) {
 	f := newFakeServer(0)
-	f.addTool("echo", "Echo.", echo(""))
+	f.AddTool("echo", "Echo.", echo(""))
 	dial := func(ctx context.Context, u *server) (*dialed, error) {
 		d, err := f.dial(ctx, u)
 		if err != nil {
@@ -420,7 +420,7 @@ func TestGarbage(t *testing.T) {
 		}
 	}
 	ok := newFakeServer(0)
-	ok.addTool("echo", "Echo.", echo(""))
+	ok.AddTool("echo", "Echo.", echo(""))
 	dials := map[string]dialFunc{
 		"ok": ok.dial,
 		// Not JSON at all in answer to the handshake.
@@ -477,11 +477,11 @@ func TestGarbage(t *testing.T) {
 
 func TestSafeSourceNames(t *testing.T) {
 	a, b := newFakeServer(0), newFakeServer(0)
-	a.addTool("x", "A's tool.", echo("a"))
-	b.addTool("x", "B's tool.", echo("b"))
+	a.AddTool("x", "A's tool.", echo("a"))
+	b.AddTool("x", "B's tool.", echo("b"))
 	long := strings.Repeat("very-long-server-name-", 3)
 	c := newFakeServer(0)
-	c.addTool(strings.Repeat("t", 80), "A tool with a very long name.", echo("c"))
+	c.AddTool(strings.Repeat("t", 80), "A tool with a very long name.", echo("c"))
 	src := startSource(t, inMemoryConfig("my server", "my_server", long), fastOptions(nil),
 		map[string]dialFunc{"my server": a.dial, "my_server": b.dial, long: c.dial})
 

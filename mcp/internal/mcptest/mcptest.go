@@ -1,6 +1,7 @@
-// Package mcptest holds what the tests of mcp/upstream and mcp/front share: a progress writer they can read
-// while a Source writes, a hand-written JSON-RPC server for what no SDK would send, the real npm servers of
-// mcp/testdata/npm, and the processes children leave behind. It is imported by test files only.
+// Package mcptest holds what the tests of mcp/upstream and mcp/front share: an in-process MCP server that can
+// hang or crash on demand, a hand-written JSON-RPC server for what no SDK would send, a progress writer they can
+// read while a Source writes, the real npm servers of mcp/testdata/npm, and the processes children leave
+// behind. It is imported by test files only.
 package mcptest
 
 import (
