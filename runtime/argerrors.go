@@ -326,8 +326,8 @@ func outlineOf(schema json.RawMessage) inputOutline {
 // inputHint is the input signature the model is shown for t: the search hint, "unknown" for a tool whose
 // schema is never rendered.
 func (r *Run) inputHint(t *catalog.Tool) string {
-	if r.cat != nil {
-		return r.cat.Descriptor(t).Input
+	if cat := r.cur().cat; cat != nil {
+		return cat.Descriptor(t).Input
 	}
 	if t.Trusted() {
 		return signatures.Input(t.Parameters, nil)

@@ -33,6 +33,10 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 	if sb == nil {
 		return failed("tool_search_code is unavailable: the sandbox is not running."), nil
 	}
+	// A script's searches may only take a small share of its time, too little to wait for a server that is still
+	// starting: the script waits for those before it starts (bounded by the same budget as any call), and its
+	// searches then see every tool that came.
+	r.settle(ctx)
 	cfg := r.rt.cfg
 	timeout := time.Duration(cfg.CodeTimeoutMs) * time.Millisecond
 	b := &codeBridge{run: r, parent: callID}
@@ -172,15 +176,16 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 		b.run.searchRefused(b.parent, ViaCode, err)
 		return nil, err
 	}
-	hits, err := b.run.search(ctx, b.parent, ViaCode, req)
+	hits, missing, err := b.run.search(ctx, b.parent, ViaCode, req)
 	if err != nil {
 		return nil, err
 	}
 	b.searches.Add(1)
 	if len(hits) == 0 {
 		// The script gets [] (no hits is simply an empty list); the model gets the reason in the result.
-		b.notice(b.run.noMatchNotices(req))
+		b.notice(b.run.noMatchNotices(req, len(missing) > 0))
 	}
+	b.notice(sourceNotes(missing, time.Now()))
 	return marshalJSON(hits)
 }
 
@@ -217,7 +222,7 @@ func (b *codeBridge) Call(ctx context.Context, request json.RawMessage) (json.Ra
 	if out.result == nil {
 		return nil, errors.New(out.failure)
 	}
-	return marshalJSON(envelope{Tool: b.run.cat.Descriptor(out.tool), Result: out.result})
+	return marshalJSON(envelope{Tool: b.run.cur().cat.Descriptor(out.tool), Result: out.result})
 }
 
 func (b *codeBridge) notice(ns []string) {

@@ -116,13 +116,14 @@ func directoryLine(t *catalog.Tool) (string, bool) {
 // tools tie (a message that matches a whole family equally), exposing an arbitrary few would mislead the model.
 func (r *Run) likelyTools(ctx context.Context) []*catalog.Tool {
 	var out []*catalog.Tool
+	st := r.cur()
 	taken := make(map[string]bool)
 	eligible := func(t *catalog.Tool) bool {
-		return !taken[t.Name] && t.Trusted() && len(r.byName[t.Name]) == 1 && !r.control[t.Name] &&
-			r.direct[t.Name] == nil && r.allowed(t)
+		return !taken[t.Name] && t.Trusted() && len(st.byName[t.Name]) == 1 && !r.control[t.Name] &&
+			st.direct[t.Name] == nil && r.allowed(t)
 	}
 	for _, want := range r.req.RequiredTools {
-		if t, err := r.cat.Lookup(want); err == nil && eligible(t) && len(out) < MaxLikelySchemas {
+		if t, err := st.cat.Lookup(want); err == nil && eligible(t) && len(out) < MaxLikelySchemas {
 			taken[t.Name] = true
 			out = append(out, t)
 		}
@@ -131,7 +132,7 @@ func (r *Run) likelyTools(ctx context.Context) []*catalog.Tool {
 	if strings.TrimSpace(r.req.UserMessage) == "" || slots == 0 {
 		return out
 	}
-	hits, err := r.cat.Search(ctx, r.req.UserMessage, r.rt.cfg.MaxSearchLimit)
+	hits, err := st.cat.Search(ctx, r.req.UserMessage, r.rt.cfg.MaxSearchLimit)
 	if err != nil {
 		return out
 	}
@@ -141,7 +142,7 @@ func (r *Run) likelyTools(ctx context.Context) []*catalog.Tool {
 	}
 	var candidates []candidate
 	for _, h := range hits {
-		if t, err := r.cat.Lookup(h.ID); err == nil && eligible(t) {
+		if t, err := st.cat.Lookup(h.ID); err == nil && eligible(t) {
 			taken[t.Name] = true
 			candidates = append(candidates, candidate{t, h.Score})
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -28,19 +29,13 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx = r.withWaitBudget(ctx)
 	var res *CallResult
 	var err error
-	switch {
-	case r.control[call.Name]:
+	if r.control[call.Name] {
 		res, err = r.executeControl(ctx, call)
-	case r.direct[call.Name] != nil:
-		res, err = r.executeDirect(ctx, call, r.direct[call.Name], ViaDirect)
-	case r.mode == ModeDirectory && len(r.byName[call.Name]) == 1:
-		res, err = r.executeDirect(ctx, call, r.byName[call.Name][0], ViaHydrated)
-	case r.mode == ModeDirectory && len(r.byName[call.Name]) > 1:
-		res = failed("Ambiguous tool name: " + call.Name + "; use tool_call with an exact tool id.")
-	default:
-		res = failed(r.unknownTool(call.Name))
+	} else {
+		res, err = r.executeNamed(ctx, call)
 	}
 	if err != nil {
 		return nil, err
@@ -50,6 +45,49 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 		r.record(Record{Type: RecordTranscript, Transcript: &e})
 	}
 	return res, nil
+}
+
+// executeNamed runs a call of a tool the model named directly: a tool it sees, or in directory mode a hidden tool
+// by its exact, unique name. A name the run does not know while sources are still starting waits for them.
+func (r *Run) executeNamed(ctx context.Context, call ToolCall) (*CallResult, error) {
+	st := r.refresh(ctx)
+	if _, found := r.direct(st, call.Name); !found && anyStarting(st.pending) {
+		st = r.settle(ctx)
+	}
+	t, found := r.direct(st, call.Name)
+	switch {
+	case t != nil:
+		via := ViaDirect
+		if st.direct[call.Name] == nil {
+			via = ViaHydrated
+		}
+		return r.executeDirect(ctx, call, t, via)
+	case found:
+		return failed("Ambiguous tool name: " + call.Name + "; use tool_call with an exact tool id."), nil
+	}
+	msg := r.unknownTool(call.Name)
+	if notes := sourceNotes(st.missing(), time.Now()); len(notes) > 0 {
+		msg += " " + strings.Join(notes, " ")
+	}
+	return failed(msg), nil
+}
+
+// direct resolves a name the model called directly: a tool it sees, or in directory mode a cataloged tool by its
+// exact name. found without a tool means the name is ambiguous.
+func (r *Run) direct(st *runState, name string) (t *catalog.Tool, found bool) {
+	if t := st.direct[name]; t != nil {
+		return t, true
+	}
+	if r.mode == ModeDirectory {
+		switch ts := st.byName[name]; len(ts) {
+		case 0:
+		case 1:
+			return ts[0], true
+		default:
+			return nil, true
+		}
+	}
+	return nil, false
 }
 
 func (r *Run) unknownTool(name string) string {
@@ -110,10 +148,11 @@ func (r *Run) namesTool(t *catalog.Tool) func(string) bool {
 		if strings.EqualFold(s, t.ID()) || strings.EqualFold(s, t.Name) {
 			return true
 		}
-		if r.cat == nil {
+		cat := r.cur().cat
+		if cat == nil {
 			return false
 		}
-		found, err := r.cat.Lookup(s)
+		found, err := cat.Lookup(s)
 		return err == nil && found == t
 	}
 }
@@ -183,17 +222,22 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 			r.searchRefused(call.ID, ViaToolCall, err)
 			return failed(err.Error()), nil
 		}
-		hits, err := r.search(ctx, call.ID, ViaToolCall, req)
+		hits, missing, err := r.search(ctx, call.ID, ViaToolCall, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return failed(err.Error()), nil
 		}
+		// Details stay the list of hits; the model also reads why nothing matched and how to retry, and which
+		// servers the answer could not include (a search while they start is not the whole truth).
 		res := jsonResult(hits)
-		if len(hits) == 0 {
-			// Details stay the (empty) list of hits; the model reads why nothing matched and how to retry.
-			res.Content = strings.Join(r.noMatchNotices(req), "\n")
+		notes := sourceNotes(missing, time.Now())
+		switch {
+		case len(hits) == 0:
+			res.Content = strings.Join(append(r.noMatchNotices(req, len(missing) > 0), notes...), "\n")
+		case len(notes) > 0:
+			res.Content += "\n" + strings.Join(notes, "\n")
 		}
 		return res, nil
 	case ToolDescribeName:
@@ -222,7 +266,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		}
 		res := outcomeResult(out)
 		if out.result != nil {
-			env := envelope{Tool: r.cat.Descriptor(out.tool), Result: out.result}
+			env := envelope{Tool: r.cur().cat.Descriptor(out.tool), Result: out.result}
 			res = jsonResult(env)
 			res.IsError = out.result.IsError
 		}
@@ -270,47 +314,93 @@ func (r *Run) searchRefused(callID string, via Via, err error) {
 	r.record(Record{Type: RecordSearch, Search: &SearchInfo{CallID: callID, Via: via, Error: err.Error()}})
 }
 
-// search runs a search against the run's catalog and drops hits the policy denies now.
-func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequest) ([]catalog.Descriptor, error) {
+// search runs a search against the run's catalog and drops hits the policy denies now. While sources of the run
+// are still starting it first waits for them (bounded, see settle); missing lists the sources whose tools the
+// answer could not include, for the model to be told.
+func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequest) (hits []catalog.Descriptor, missing []PendingSource, err error) {
 	r.searches.Add(int64(len(req.queries)))
 	info := &SearchInfo{CallID: callID, Via: via, Queries: req.queries, Limit: req.limit, Hits: []string{}}
 	defer r.record(Record{Type: RecordSearch, Search: info})
-	var hits []catalog.Hit
-	var err error
+	st := r.settle(ctx)
+	var found []catalog.Hit
 	if len(req.queries) == 1 {
-		hits, err = r.cat.Search(ctx, req.queries[0], req.limit)
+		found, err = st.cat.Search(ctx, req.queries[0], req.limit)
 	} else {
-		hits, err = r.cat.SearchBatch(ctx, req.queries, req.limit)
+		found, err = st.cat.SearchBatch(ctx, req.queries, req.limit)
 	}
 	if err != nil {
 		info.Error = err.Error()
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]catalog.Descriptor, 0, len(hits))
-	for _, h := range hits {
-		if t, err := r.cat.Lookup(h.ID); err == nil && r.allowed(t) {
-			out = append(out, h.Descriptor)
+	hits = make([]catalog.Descriptor, 0, len(found))
+	for _, h := range found {
+		if t, err := st.cat.Lookup(h.ID); err == nil && r.allowed(t) {
+			hits = append(hits, h.Descriptor)
 			info.Hits = append(info.Hits, h.ID)
 		}
 	}
-	return out, nil
+	missing = st.missing()
+	for _, p := range missing {
+		info.Missing = append(info.Missing, p.Name)
+	}
+	return hits, missing, nil
 }
+
+// lookup resolves an id or name the model wrote to a tool the policy allows now. An id the run does not know
+// while sources are still starting waits for them (bounded); one whose server is not ready says so, and an
+// unknown one gets suggestions and the sources the run could not look in.
+// A tool the policy denies now is unknown to describe (denyUnknown); a call of it reaches the pipeline, which
+// blocks it and says so.
+func (r *Run) lookup(ctx context.Context, id string, denyUnknown bool) (*runState, *catalog.Tool, error) {
+	st := r.refresh(ctx)
+	t, err := r.lookupIn(st, id, denyUnknown)
+	if err != nil && anyStarting(st.pending) {
+		st = r.settle(ctx)
+		t, err = r.lookupIn(st, id, denyUnknown)
+	}
+	var unknown *catalog.UnknownToolError
+	if !errors.As(err, &unknown) {
+		return st, t, err
+	}
+	now := time.Now()
+	if p, ok := st.pendingFor(id); ok {
+		return st, nil, &unavailableSourceError{source: p, now: now}
+	}
+	unknown.Suggestions = st.cat.Suggest(ctx, unknown.Query, r.allowed)
+	if notes := sourceNotes(st.missing(), now); len(notes) > 0 {
+		return st, nil, &notedError{err: err, notes: notes}
+	}
+	return st, nil, err
+}
+
+func (r *Run) lookupIn(st *runState, id string, denyUnknown bool) (*catalog.Tool, error) {
+	t, err := st.cat.Lookup(id)
+	if err == nil && denyUnknown && !r.allowed(t) {
+		return nil, &catalog.UnknownToolError{Query: strings.TrimSpace(id)}
+	}
+	return t, err
+}
+
+// notedError is a lookup error followed by what the model should know about sources that are not ready.
+type notedError struct {
+	err   error
+	notes []string
+}
+
+func (e *notedError) Error() string { return e.err.Error() + " " + strings.Join(e.notes, " ") }
+func (e *notedError) Unwrap() error { return e.err }
 
 // describe returns a tool's full schemas. A tool the policy denies now is unknown.
 func (r *Run) describe(ctx context.Context, callID string, via Via, id string) (*catalog.Description, error) {
 	r.describes.Add(1)
 	info := &DescribeInfo{CallID: callID, Via: via, ID: id}
 	defer r.record(Record{Type: RecordDescribe, Describe: info})
-	t, err := r.cat.Lookup(id)
-	if err == nil && !r.allowed(t) {
-		err = &catalog.UnknownToolError{Query: strings.TrimSpace(id)}
-	}
+	st, t, err := r.lookup(ctx, id, true)
 	if err != nil {
-		err = r.withSuggestions(ctx, err)
 		info.Error = err.Error()
 		return nil, err
 	}
-	d, err := r.cat.Describe(t.ID())
+	d, err := st.cat.Describe(t.ID())
 	if err != nil {
 		info.Error = err.Error()
 		return nil, err
@@ -319,24 +409,14 @@ func (r *Run) describe(ctx context.Context, callID string, via Via, id string) (
 	return d, nil
 }
 
-// withSuggestions adds to an unknown-tool error the ids that come closest to what was asked among the tools the
-// run's policy allows now (it can have changed since the catalog was built). The catalog finds them with one
-// bounded search of its index, whatever its size.
-func (r *Run) withSuggestions(ctx context.Context, err error) error {
-	var unknown *catalog.UnknownToolError
-	if errors.As(err, &unknown) {
-		unknown.Suggestions = r.cat.Suggest(ctx, unknown.Query, r.allowed)
-	}
-	return err
-}
-
 // callCatalog resolves a catalog tool by exact id or unique name and runs it through the pipeline under a
-// hidden call id. err is a lookup error (unknown or ambiguous tool) or, when ctx ended, ctx's error.
+// hidden call id. err is a lookup error (unknown or ambiguous tool, or its server not ready) or, when ctx ended,
+// ctx's error.
 func (r *Run) callCatalog(ctx context.Context, o op, parentID string, via Via, req callRequest) (*HiddenCall, *outcome, error) {
-	t, err := r.cat.Lookup(req.id)
+	_, t, err := r.lookup(ctx, req.id, false)
 	if err != nil {
 		r.noteRepairs(parentID, via, o, "", req.repairs)
-		return nil, nil, r.withSuggestions(ctx, err)
+		return nil, nil, err
 	}
 	hid := fmt.Sprintf("%s:%s:%s:%d", ToolSearchCodeName, safeCallID(parentID), t.Name, r.seq.Add(1))
 	out, err := r.callTool(ctx, o, t, r.invocation(hid, parentID, via), req.args, req.repairs)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -33,6 +34,15 @@ type RunRequest struct {
 	RequiredTools []string
 	// Policy replaces the runtime's policy for this run (per session or channel); nil uses the runtime's.
 	Policy *catalog.Policy
+	// Feed, when set, adds the tools of sources that come and go while the run is in progress (MCP servers
+	// starting in the background, reconnecting, changing their listing): the run follows it, and a search,
+	// describe or call that would come up empty, unknown or partial while a source is still starting waits for it
+	// (see ToolFeed) and then says which sources it could not include.
+	Feed ToolFeed
+	// MaxSourceWait bounds how long one Execute (a whole tool_search_code script included) waits, in all, for
+	// the Feed's starting sources; 0 means DefaultMaxSourceWait. A wait also ends at the source's own ReadyBy and
+	// when the call's context ends.
+	MaxSourceWait time.Duration
 	// CatalogScope, when set, keys the catalog cache instead of SessionID, so that runs of many sessions over the
 	// same tools (the clients of one MCP front) share one catalog rather than building one each. Sharing it
 	// shares nothing else: every run keeps its own counters, telemetry, hydration and session log.
@@ -83,13 +93,12 @@ type Run struct {
 	notApplied    string // why Tool Search was not applied to this run
 	own           atomic.Pointer[policyRef]
 
-	cat       *catalog.Catalog // nil in off mode
+	st        atomic.Pointer[runState] // what the run answers from; replaced when its ToolFeed changes
+	refreshMu sync.Mutex               // one rebuild at a time
 	scope     string
-	reused    bool
+	reused    bool // the first catalog came from the cache
 	visible   []ToolDefinition
 	control   map[string]bool
-	direct    map[string]*catalog.Tool   // directly visible tools by name
-	byName    map[string][]*catalog.Tool // cataloged tools by exact name, for hydration
 	hydrated  []string
 	directory string
 
@@ -143,8 +152,6 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		mode:          rt.mode,
 		requestedMode: rt.cfg.Mode,
 		control:       make(map[string]bool),
-		direct:        make(map[string]*catalog.Tool),
-		byName:        make(map[string][]*catalog.Tool),
 	}
 	switch {
 	case req.CatalogScope != "":
@@ -177,8 +184,66 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		r.notApplied = "code mode fell back to tools mode: " + rt.fallback
 	}
 
-	tools := copyTools(req.Tools)
-	clients := copyTools(req.ClientTools)
+	var feedTools []catalog.Tool
+	var pending []PendingSource
+	var changed <-chan struct{}
+	if req.Feed != nil {
+		changed = req.Feed.Changed()
+		feedTools, pending = req.Feed.Current()
+	}
+	for _, d := range controlTools(r.mode) {
+		r.visible = append(r.visible, d)
+		r.control[d.Function.Name] = true
+	}
+	st, err := r.build(ctx, feedTools, pending, changed)
+	if err != nil {
+		return nil, err
+	}
+	r.st.Store(st)
+	r.reused = st.reused
+	for _, name := range st.directNames {
+		r.visible = append(r.visible, definition(name, st.direct[name]))
+	}
+	if r.mode == ModeDirectory {
+		r.directory = directoryText(st.cat)
+		for _, t := range r.likelyTools(ctx) {
+			r.hydrated = append(r.hydrated, t.Name)
+			r.visible = append(r.visible, definition(t.Name, t))
+		}
+	}
+
+	r.record(Record{Type: RecordRunStart, Run: r.runInfo()})
+	rt.log.Info("tool search: run started", "session", req.SessionID, "run", req.RunID, "mode", r.mode,
+		"catalogSize", r.catalogSize(), "visibleTools", len(r.visible), "catalogReused", r.reused)
+	return r, nil
+}
+
+// runState is what a run answers from: its catalog and the tools it shows directly. A run with a ToolFeed
+// replaces it when the feed's tools change; what the model was shown this turn, and every counter, stay.
+type runState struct {
+	cat         *catalog.Catalog           // nil in off mode
+	reused      bool                       // cat came from the cache
+	direct      map[string]*catalog.Tool   // directly visible tools by the name the model sees
+	directNames []string                   // the keys of direct, in the order they are shown
+	byName      map[string][]*catalog.Tool // cataloged tools by exact name, for hydration
+	tools       []catalog.Tool             // every tool of the run (RunRequest.Tools and the feed's)
+	pending     []PendingSource            // the feed's sources that are not ready
+	changed     <-chan struct{}            // closed once the feed changed after this state; nil without a feed
+}
+
+// build makes the run's state from its tools: it filters them by policy, names the directly shown ones and
+// catalogs the hidden ones (reusing the scope's catalog when nothing changed).
+func (r *Run) build(ctx context.Context, feedTools []catalog.Tool, pending []PendingSource, changed <-chan struct{}) (*runState, error) {
+	policy := r.policy()
+	st := &runState{
+		direct:  make(map[string]*catalog.Tool),
+		byName:  make(map[string][]*catalog.Tool),
+		tools:   append(copyTools(r.req.Tools), feedTools...),
+		pending: pending,
+		changed: changed,
+	}
+	tools := copyTools(st.tools)
+	clients := copyTools(r.req.ClientTools)
 	for i := range clients {
 		clients[i].Source, clients[i].SourceName = catalog.SourceClient, "client"
 	}
@@ -195,10 +260,6 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		shown = directOnly(cataloged)
 	}
 
-	for _, d := range controlTools(r.mode) {
-		r.visible = append(r.visible, d)
-		r.control[d.Function.Name] = true
-	}
 	var allowed []*catalog.Tool
 	for i := range shown {
 		t := &shown[i]
@@ -220,53 +281,47 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		return nil, err
 	}
 	for i, t := range allowed {
-		r.direct[names[i]] = t
-		r.visible = append(r.visible, definition(names[i], t))
+		st.direct[names[i]] = t
 	}
+	st.directNames = names
 
 	if r.mode != ModeOff {
-		cat, reused, err := rt.cache.Get(r.scope, cataloged, &catalog.Options{
+		cat, reused, err := r.rt.cache.Get(r.scope, cataloged, &catalog.Options{
 			Policy:             policy,
-			SearchDefaultLimit: rt.cfg.SearchDefaultLimit,
-			MaxSearchLimit:     rt.cfg.MaxSearchLimit,
+			SearchDefaultLimit: r.rt.cfg.SearchDefaultLimit,
+			MaxSearchLimit:     r.rt.cfg.MaxSearchLimit,
 			ReservedNames:      allControlToolNames(),
-			CheckSchema:        rt.schemas.checkInput,
+			CheckSchema:        r.rt.schemas.checkInput,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
-		r.cat, r.reused = cat, reused
+		st.cat, st.reused = cat, reused
 		if !reused {
 			for _, bad := range cat.Rejected() {
-				rt.log.Warn("tool search: tool left out of the catalog", "tool", bad.ID, "reason", bad.Reason, "error", bad.Err)
+				r.rt.log.Warn("tool search: tool left out of the catalog", "tool", bad.ID, "reason", bad.Reason, "error", bad.Err)
 			}
 		}
 		for _, t := range cat.Tools() {
-			r.byName[t.Name] = append(r.byName[t.Name], t)
+			st.byName[t.Name] = append(st.byName[t.Name], t)
 		}
 	}
 	if r.mode == ModeDirectory {
 		var clash []string
 		for i := range clients {
-			if len(r.byName[clients[i].Name]) > 0 && policy.Allows(&clients[i]) {
+			if len(st.byName[clients[i].Name]) > 0 && policy.Allows(&clients[i]) {
 				clash = append(clash, clients[i].Name)
 			}
 		}
 		if len(clash) > 0 {
 			return nil, &ConflictError{Client: true, Names: sortedUnique(clash)}
 		}
-		r.directory = directoryText(r.cat)
-		for _, t := range r.likelyTools(ctx) {
-			r.hydrated = append(r.hydrated, t.Name)
-			r.visible = append(r.visible, definition(t.Name, t))
-		}
 	}
-
-	r.record(Record{Type: RecordRunStart, Run: r.runInfo()})
-	rt.log.Info("tool search: run started", "session", req.SessionID, "run", req.RunID, "mode", r.mode,
-		"catalogSize", r.catalogSize(), "visibleTools", len(r.visible), "catalogReused", r.reused)
-	return r, nil
+	return st, nil
 }
+
+// cur is the state the run answers from right now.
+func (r *Run) cur() *runState { return r.st.Load() }
 
 // controlTool is the catalog form of a control tool, for policy checks: an OpenClaw core tool. It is read-only:
 // a control tool itself only reads the catalog, and every tool it reaches is checked on its own, so a read-only
@@ -337,12 +392,13 @@ func (r *Run) Mode() Mode { return r.mode }
 // off mode, any tool), and false for any other name. Names are the tools' own, except MCP tools that share a
 // name with another shown tool: the model sees those as "<server>__<tool>".
 func (r *Run) ToolID(name string) (string, bool) {
-	if t := r.direct[name]; t != nil {
+	st := r.cur()
+	if t := st.direct[name]; t != nil {
 		return t.ID(), true
 	}
 	for _, h := range r.hydrated {
-		if h == name {
-			return r.byName[name][0].ID(), true // hydrated tools have a name unique in the catalog
+		if h == name && len(st.byName[name]) > 0 {
+			return st.byName[name][0].ID(), true // hydrated tools have a name unique in the catalog
 		}
 	}
 	return "", false
@@ -359,7 +415,7 @@ func (r *Run) Tools() []ToolDefinition {
 // and client tools in directory mode — so that a front can describe it as its source did. The tool belongs to
 // the run: read it, never modify it.
 func (r *Run) DirectTool(name string) (*catalog.Tool, bool) {
-	t, ok := r.direct[name]
+	t, ok := r.cur().direct[name]
 	return t, ok
 }
 
@@ -367,21 +423,23 @@ func (r *Run) DirectTool(name string) (*catalog.Tool, bool) {
 // every other mode.
 func (r *Run) SystemPromptSection() string { return r.directory }
 
-// Catalog is the run's catalog (nil in off mode). It is shared with later runs of the session: read only.
-func (r *Run) Catalog() *catalog.Catalog { return r.cat }
+// Catalog is the run's catalog (nil in off mode): the current one, for a run with a ToolFeed. It is shared with
+// later runs of the session: read only.
+func (r *Run) Catalog() *catalog.Catalog { return r.cur().cat }
 
 func (r *Run) catalogSize() int {
-	if r.cat == nil {
-		return 0
+	if cat := r.cur().cat; cat != nil {
+		return cat.Len()
 	}
-	return r.cat.Len()
+	return 0
 }
 
 func (r *Run) sources() SourceCounts {
-	if r.cat == nil {
+	cat := r.cur().cat
+	if cat == nil {
 		return SourceCounts{}
 	}
-	s := r.cat.Sources()
+	s := cat.Sources()
 	return SourceCounts{OpenClaw: s[catalog.SourceOpenClaw], MCP: s[catalog.SourceMCP], Client: s[catalog.SourceClient]}
 }
 
@@ -430,7 +488,7 @@ func (r *Run) close() error {
 	errs := r.flushErrs
 	r.mu.Unlock()
 
-	if r.req.SessionID == "" && r.req.CatalogScope == "" && r.cat != nil {
+	if r.req.SessionID == "" && r.req.CatalogScope == "" && r.cur().cat != nil {
 		r.rt.cache.Forget(r.scope)
 	}
 	r.rt.log.Info("tool search: run ended", "session", r.req.SessionID, "run", r.req.RunID, "mode", r.mode,

@@ -17,10 +17,16 @@ const (
 // noMatchNotice tells the model why a query found nothing and how to retry: which of its words no tool has, or
 // that it had no words to match at all. An unmatched search still returns no hits (never "the first N tools");
 // this is the text that goes with the empty list.
-func (r *Run) noMatchNotice(query string) string {
+// partial says that sources of the run are not ready: the words are missing from the tools available now, which
+// is all the notice may claim.
+func (r *Run) noMatchNotice(query string, partial bool) string {
 	var b strings.Builder
-	b.WriteString("No tool matched. ")
-	unmatched := r.cat.Unmatched(query)
+	none := "No tool"
+	if partial {
+		none = "No tool available now"
+	}
+	b.WriteString(none + " matched. ")
+	unmatched := r.cur().cat.Unmatched(query)
 	switch {
 	case strings.TrimSpace(query) == "":
 		b.WriteString("The query is empty. ")
@@ -28,7 +34,7 @@ func (r *Run) noMatchNotice(query string) string {
 		b.WriteString("It has only common words (such as \"please\" or \"a tool that\"), which name no capability. ")
 	case len(unmatched) == 0:
 	default:
-		b.WriteString("No tool has the word")
+		b.WriteString(none + " has the word")
 		if len(unmatched) > 1 {
 			b.WriteString("s")
 		}
@@ -50,10 +56,10 @@ func (r *Run) noMatchNotice(query string) string {
 }
 
 // noMatchNotices explains a search that found nothing, one notice per query (a batch lists each query's words).
-func (r *Run) noMatchNotices(req searchRequest) []string {
+func (r *Run) noMatchNotices(req searchRequest, partial bool) []string {
 	out := make([]string, 0, len(req.queries))
 	for i, q := range req.queries {
-		n := r.noMatchNotice(q)
+		n := r.noMatchNotice(q, partial)
 		if len(req.queries) > 1 {
 			n = "queries[" + strconv.Itoa(i) + "]: " + n
 		}

@@ -71,6 +71,8 @@ type SearchInfo struct {
 	Queries []string `json:"queries"`
 	Limit   int      `json:"limit,omitempty"`
 	Hits    []string `json:"hits"` // ids, best first
+	// Missing names the sources (MCP servers) that were not ready, so the hits could not include their tools.
+	Missing []string `json:"missing,omitempty"`
 	Error   string   `json:"error,omitempty"`
 }
 

@@ -123,8 +123,8 @@ func (r *Run) RecordRequest(s RequestStats) {
 // countCall adds a final call to the counters, the telemetry list, the log and the session log.
 func (r *Run) countCall(c CallRecord) {
 	r.calls.Add(1)
-	if r.cat != nil {
-		r.cat.RecordCall()
+	if cat := r.cur().cat; cat != nil {
+		cat.RecordCall()
 	}
 	r.mu.Lock()
 	if len(r.callLog) < maxCallRecords {

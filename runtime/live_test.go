@@ -1,0 +1,271 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+// testFeed is a ToolFeed whose servers the test starts, fails and changes. Arm makes its next Changed call — the
+// one a run makes when it begins to wait — run a function in the background: a server that comes up while a
+// call is waiting for it, with no sleep to order the two.
+type testFeed struct {
+	mu      sync.Mutex
+	tools   []catalog.Tool
+	pending []runtime.PendingSource
+	changed chan struct{}
+	onWait  func()
+}
+
+func newTestFeed(tools []catalog.Tool, pending ...runtime.PendingSource) *testFeed {
+	return &testFeed{tools: tools, pending: pending, changed: make(chan struct{})}
+}
+
+func (f *testFeed) Current() ([]catalog.Tool, []runtime.PendingSource) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]catalog.Tool(nil), f.tools...), append([]runtime.PendingSource(nil), f.pending...)
+}
+
+func (f *testFeed) Changed() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.onWait != nil {
+		go f.onWait()
+		f.onWait = nil
+	}
+	return f.changed
+}
+
+func (f *testFeed) arm(fn func()) {
+	f.mu.Lock()
+	f.onWait = fn
+	f.mu.Unlock()
+}
+
+func (f *testFeed) set(tools []catalog.Tool, pending ...runtime.PendingSource) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tools, f.pending = tools, pending
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// memoryTools are the tools of an MCP server "memory" that is slow to start.
+func memoryTools() []catalog.Tool {
+	return []catalog.Tool{{
+		Source: catalog.SourceMCP, SourceName: "memory", Name: "create_entities",
+		Description: "Create multiple new entities in the knowledge graph.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"names":{"type":"array","items":{"type":"string"}}}}`),
+		Handler:     okHandler("create_entities"),
+	}}
+}
+
+func starting(name string, readyIn time.Duration) runtime.PendingSource {
+	now := time.Now()
+	return runtime.PendingSource{Name: name, SourceName: name, Starting: true, Since: now, ReadyBy: now.Add(readyIn)}
+}
+
+func failedSource(name, reason string) runtime.PendingSource {
+	return runtime.PendingSource{Name: name, SourceName: name, Since: time.Now(), Reason: reason,
+		RetryAt: time.Now().Add(20 * time.Second)}
+}
+
+func executeIn(t *testing.T, ctx context.Context, run *runtime.Run, name string, args any) *runtime.CallResult {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	res, err := run.Execute(ctx, runtime.ToolCall{ID: "c1", Name: name, Arguments: raw})
+	require.NoError(t, err)
+	return res
+}
+
+// testCtx bounds a test's call far beyond any wait the run should make: a wait that ignored its bounds would
+// end here, as a context error the test reports, instead of hanging the suite.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestFeedCallsWaitForAStartingServer(t *testing.T) {
+	codeSearchAndCall := `const h = await openclaw.tools.search("create entities knowledge graph");
+		const r = await openclaw.tools.call(h[0].id, {names: ["a"]});
+		return r.result.details.tool`
+	cases := []struct {
+		name string
+		mode runtime.Mode
+		tool string
+		args any
+		want string
+	}{
+		{"tools mode search", runtime.ModeTools, runtime.ToolSearchName, map[string]any{"query": "knowledge graph entities"}, "mcp:memory:create_entities"},
+		{"tools mode describe", runtime.ModeTools, runtime.ToolDescribeName, map[string]any{"id": "mcp:memory:create_entities"}, `"parameters"`},
+		{"tools mode call", runtime.ModeTools, runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities", "args": map[string]any{"names": []string{"a"}}}, "FAKE_PLUGIN_OK create_entities"},
+		{"directory mode call", runtime.ModeDirectory, runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities", "args": map[string]any{}}, "FAKE_PLUGIN_OK create_entities"},
+		{"directory mode hidden name", runtime.ModeDirectory, "create_entities", map[string]any{}, "FAKE_PLUGIN_OK create_entities"},
+		{"code mode", runtime.ModeCode, runtime.ToolSearchCodeName, map[string]any{"code": codeSearchAndCall}, `"value":"create_entities"`},
+		{"off mode", runtime.ModeOff, "create_entities", map[string]any{}, "FAKE_PLUGIN_OK create_entities"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t, tc.mode, nil)
+			feed := newTestFeed(nil, starting("memory", time.Minute))
+			run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+			require.NoError(t, err)
+			defer run.Close()
+			if run.Catalog() != nil {
+				require.Zero(t, run.Catalog().Len(), "the server has not listed its tools when the run starts")
+			}
+			feed.arm(func() { feed.set(memoryTools()) })
+
+			res := executeIn(t, testCtx(t), run, tc.tool, tc.args)
+			assert.False(t, res.IsError, res.Content)
+			assert.Contains(t, res.Content, tc.want)
+			assert.NotContains(t, res.Content, "No tool")
+			assert.NotContains(t, res.Content, "Unknown tool")
+			assert.NotContains(t, res.Content, "still starting")
+		})
+	}
+}
+
+func TestFeedWaitIsBounded(t *testing.T) {
+	cases := []struct {
+		name    string
+		readyIn time.Duration // the source's own bound
+		maxWait time.Duration // the run's bound
+	}{
+		{"by the server's start timeout", 50 * time.Millisecond, time.Minute},
+		{"by MaxSourceWait", time.Minute, 50 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t, runtime.ModeTools, nil)
+			feed := newTestFeed(mixedTools(), starting("memory", tc.readyIn))
+			run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: tc.maxWait})
+			require.NoError(t, err)
+			defer run.Close()
+
+			res := executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "knowledge graph entities"})
+			assert.Equal(t, "[]", string(res.Details))
+			assert.Contains(t, res.Content, `No tool available now matched.`)
+			assert.Contains(t, res.Content, `Server "memory" is still starting`)
+			assert.Contains(t, res.Content, "retry in a few seconds")
+			assert.NotContains(t, res.Content, "No tool has")
+
+			res = executeIn(t, testCtx(t), run, runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities"})
+			assert.True(t, res.IsError)
+			assert.True(t, strings.HasPrefix(res.Content, `server "memory" is still starting`), res.Content)
+			assert.NotContains(t, res.Content, "Unknown tool")
+
+			// Hits from the servers that are up come with the note that the answer is partial.
+			res = executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "web search"})
+			assert.Contains(t, res.Content, "openclaw:core:web_search")
+			assert.Contains(t, res.Content, `Server "memory" is still starting`)
+		})
+	}
+}
+
+func TestFeedWaitEndsWithTheCall(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeTools, nil)
+	feed := newTestFeed(nil, starting("memory", time.Minute))
+	run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+	require.NoError(t, err)
+	defer run.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	feed.arm(cancel)
+	_, err = run.Execute(ctx, runtime.ToolCall{ID: "c1", Name: runtime.ToolSearchName, Arguments: json.RawMessage(`{"query":"create entities"}`)})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestFeedNamesAServerThatIsDown(t *testing.T) {
+	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeCode} {
+		t.Run(string(mode), func(t *testing.T) {
+			rt := newRuntime(t, mode, nil)
+			feed := newTestFeed(mixedTools(), failedSource("memory", "exit status 1; stderr: npm error 404 Not Found - @modelcontextprotocol/server-memroy"))
+			run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed})
+			require.NoError(t, err)
+			defer run.Close()
+			var res *runtime.CallResult
+			if mode == runtime.ModeCode {
+				res = executeIn(t, testCtx(t), run, runtime.ToolSearchCodeName, map[string]any{"code": `
+					const hits = await openclaw.tools.search("knowledge graph entities");
+					try { await openclaw.tools.describe("mcp:memory:create_entities") } catch (e) { return [hits.length, e.message] }`})
+				var body struct {
+					Value   []any    `json:"value"`
+					Notices []string `json:"notices"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(res.Content), &body), res.Content)
+				require.Len(t, body.Value, 2)
+				assert.Equal(t, float64(0), body.Value[0])
+				assert.Regexp(t, `^server "memory" is not available: exit status 1; stderr: npm error 404 Not Found - `+
+					`@modelcontextprotocol/server-memroy; next attempt in (19|20) s\.$`, body.Value[1])
+				require.Len(t, body.Notices, 2, "why the search was empty, and which server it could not look in")
+				assert.Regexp(t, `^Server "memory" is not available: exit status 1; stderr: npm error 404 Not Found - `+
+					`@modelcontextprotocol/server-memroy; next attempt in (19|20) s\. Its tools are not in this answer\.$`, body.Notices[1])
+			} else {
+				res = executeIn(t, testCtx(t), run, runtime.ToolDescribeName, map[string]any{"id": "mcp:memory:create_entities"})
+				assert.True(t, res.IsError)
+				assert.Regexp(t, `^server "memory" is not available: exit status 1; stderr: npm error 404 Not Found - `+
+					`@modelcontextprotocol/server-memroy; next attempt in (19|20) s\.$`, res.Content)
+				res = executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "knowledge graph entities"})
+				assert.Contains(t, res.Content, `Server "memory" is not available: exit status 1`)
+				res = executeIn(t, testCtx(t), run, runtime.ToolCallName, map[string]any{"id": "mcp:core:nothing_here"})
+				assert.Contains(t, res.Content, "Unknown tool id: mcp:core:nothing_here.")
+				assert.Contains(t, res.Content, `Server "memory" is not available`, "an unknown id also says which server could not be looked in")
+			}
+		})
+	}
+}
+
+func TestFeedChangesReachARunningRun(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeTools, nil)
+	feed := newTestFeed(mixedTools())
+	run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed})
+	require.NoError(t, err)
+	defer run.Close()
+	res := executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "knowledge graph entities"})
+	require.Equal(t, "[]", string(res.Details))
+
+	// tools/list_changed: the server adds a tool while the run goes on.
+	feed.set(append(mixedTools(), memoryTools()...))
+	res = executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "knowledge graph entities"})
+	assert.Contains(t, string(res.Details), "mcp:memory:create_entities")
+	assert.Equal(t, 5, run.Catalog().Len(), "four cataloged tools of mixedTools and the new one")
+	res = executeIn(t, testCtx(t), run, runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities"})
+	assert.False(t, res.IsError, res.Content)
+
+	// And removes it again.
+	feed.set(mixedTools())
+	res = executeIn(t, testCtx(t), run, runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities"})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "Unknown tool id")
+}
+
+// A server that starts for longer than the script's codeTimeoutMs does not time the script out: waiting for it is
+// not the script's doing, and the run's own bounds end the wait.
+func TestFeedWaitHoldsTheScriptDeadline(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeCode, &runtime.Options{Config: runtime.Config{Enabled: true, Mode: runtime.ModeCode, CodeTimeoutMs: 1000}})
+	feed := newTestFeed(nil, starting("memory", time.Minute))
+	run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+	require.NoError(t, err)
+	defer run.Close()
+	feed.arm(func() {
+		time.Sleep(1500 * time.Millisecond) // longer than the script may run
+		feed.set(memoryTools())
+	})
+	res := executeIn(t, testCtx(t), run, runtime.ToolSearchCodeName, map[string]any{"code": `
+		const h = await openclaw.tools.search("knowledge graph entities");
+		return h.map(x => x.id)`})
+	assert.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, `"value":["mcp:memory:create_entities"]`)
+}
