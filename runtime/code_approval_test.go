@@ -107,6 +107,38 @@ func TestCodeModeApprovalNeverComes(t *testing.T) {
 	assert.Less(t, took, 20*time.Second)
 }
 
+// Approvals nobody answers cannot hold a script for approvalTimeoutMs each: all the approvals of one
+// tool_search_code share that bound, and once it is spent the rest are blocked without asking anyone.
+func TestCodeModeApprovalsShareOneBound(t *testing.T) {
+	var asked atomic.Int64
+	never := runtime.ApproverFunc(func(ctx context.Context, inv *runtime.Invocation) (runtime.Decision, error) {
+		if !inv.ApprovalRequired {
+			return runtime.Decision{Allow: true}, nil
+		}
+		asked.Add(1)
+		<-ctx.Done()
+		return runtime.Decision{}, ctx.Err()
+	})
+	const script = `
+		const out = [];
+		for (let i = 0; i < 8; i++) {
+			try { await openclaw.tools.call("delete_notes", {marker: "m" + i}); out.push("ran") }
+			catch (e) { out.push(e.message) }
+		}
+		return out`
+	cr, _ := runApproval(t, never, runtime.Config{ApprovalTimeoutMs: runtime.MinApprovalTimeoutMs}, script)
+	require.True(t, cr.OK, "%+v", cr.Error)
+	var out []string
+	require.NoError(t, json.Unmarshal(cr.Value, &out))
+	require.Len(t, out, 8)
+	assert.Equal(t, "Tool call blocked: approval of openclaw:fake-plugin:delete_notes timed out after 1000 ms.", out[0])
+	for _, msg := range out[1:] {
+		assert.Equal(t, "Tool call blocked: approval of openclaw:fake-plugin:delete_notes was not asked: the calls of "+
+			"this tool_search_code have waited 1000 ms for approvals, the most they may together (approvalTimeoutMs).", msg)
+	}
+	assert.EqualValues(t, 1, asked.Load(), "only the first approval was put to the approver")
+}
+
 // While the approval waits, the script does not run: a script that keeps calling another tool after starting
 // the call that needs approval starts no new call while the person decides.
 func TestCodeModeApprovalSuspendsTheScript(t *testing.T) {

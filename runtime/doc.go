@@ -49,7 +49,8 @@
 // # Approval, annotations and pinned definitions
 //
 // The Approver is asked before every real call, bounded by Config.ApprovalTimeoutMs (even if it ignores its
-// context). In code mode the script is suspended while its call waits for the approver, and its codeTimeoutMs
+// context); the approvals of one Execute — all the calls of a script — share that bound, so approvals nobody
+// answers cannot hold a turn for ApprovalTimeoutMs each. In code mode the script is suspended while its call waits for the approver, and its codeTimeoutMs
 // clock stopped, so a person may take longer than the script's timeout; a denial rejects that call's promise
 // with the reason. A tool_search_code timeout names the calls still running and what had completed. A policy's
 // Ask entries
@@ -59,6 +60,17 @@
 // Options.Pins or Config.PinFile, each tool's definition is pinned in a PinFile when it is first approved or
 // called, and a call to a tool whose definition changed since is blocked, naming the change, until an approver
 // accepts it (Decision.AcceptChange) or the pin is forgotten.
+//
+// # Tools that are still coming
+//
+// The tools of MCP servers arrive while runs are in progress: servers start in the background, fail and
+// reconnect, and change their listings. A run given a ToolFeed (RunRequest.Feed) follows it, and never tells the
+// model that a tool does not exist while the server that has it is merely late: a search, describe or call that
+// would come up empty, unknown or partial while a server is still starting waits for it — until its start
+// attempt ends (PendingSource.ReadyBy), RunRequest.MaxSourceWait for the whole Execute, or the call's context —
+// and then answers from the fuller catalog. An answer it could not complete names the servers it lacks, why, and
+// when to retry; an id of a server that is down is "server memory is not available: <reason>", not an unknown
+// tool. A tool_search_code script waits before it starts (its searches may take only a small share of its time).
 //
 // # Telemetry and session logs
 //

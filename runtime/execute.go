@@ -29,7 +29,7 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ctx = r.withWaitBudget(ctx)
+	ctx = r.withBudgets(ctx)
 	var res *CallResult
 	var err error
 	if r.control[call.Name] {

@@ -58,7 +58,11 @@ const maxSourceNotes = 8
 // shared by every search, describe and call that Execute makes (a script's included).
 type waitBudgetKey struct{}
 
-func (r *Run) withWaitBudget(ctx context.Context) context.Context {
+// withBudgets gives one Execute its bounds on waits that are not the model's doing: for approvals (all of them
+// together at most approvalTimeoutMs) and for sources still starting (MaxSourceWait).
+func (r *Run) withBudgets(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, approvalBudgetKey{},
+		&approvalBudget{remain: time.Duration(r.rt.cfg.ApprovalTimeoutMs) * time.Millisecond})
 	if r.req.Feed == nil {
 		return ctx
 	}

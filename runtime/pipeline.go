@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -315,19 +316,34 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		// held meanwhile (outside code mode Suspend does nothing). The wait has its own bound instead: the
 		// approver's context ends after approvalTimeoutMs, or when the turn or the run ends, but never at the
 		// script's deadline, which a context derived from ctx would keep as its own.
+		// All the approvals of one Execute (every call of a script) share that bound too, so that approvals
+		// nobody answers cannot hold a turn for approvalTimeoutMs each.
+		timeout := time.Duration(r.rt.cfg.ApprovalTimeoutMs) * time.Millisecond
+		budget, _ := ctx.Value(approvalBudgetKey{}).(*approvalBudget)
+		if budget != nil {
+			if timeout = min(timeout, budget.left()); timeout <= 0 {
+				return fmt.Sprintf("Tool call blocked: approval of %s was not asked: the calls of this %s have waited "+
+					"%d ms for approvals, the most they may together (approvalTimeoutMs).", id, ToolSearchCodeName,
+					r.rt.cfg.ApprovalTimeoutMs), nil
+			}
+		}
 		resume := hostfns.Suspend(ctx)
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(r.rt.cfg.ApprovalTimeoutMs)*time.Millisecond)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		stop := context.AfterFunc(ctx, cancel)
+		asked := time.Now()
 		d, err := approve(actx, r.rt.approver, *inv)
 		late := actx.Err() != nil
 		stop()
 		cancel()
 		resume()
+		if budget != nil {
+			budget.spend(time.Since(asked))
+		}
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Sprintf("Tool call blocked: approval of %s was abandoned: the turn ended.", id), ctx.Err()
 		case err != nil && late:
-			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, r.rt.cfg.ApprovalTimeoutMs), nil
+			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, timeout.Milliseconds()), nil
 		case err != nil:
 			return fmt.Sprintf("Tool call blocked: approval of %s failed: %v", id, err), nil
 		case !d.Allow:
@@ -337,7 +353,7 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		case late:
 			// An approver that ignored its context and answered late: its answer came after the call was
 			// given up on, and a late yes is not a yes.
-			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, r.rt.cfg.ApprovalTimeoutMs), nil
+			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, timeout.Milliseconds()), nil
 		}
 	}
 	if pins != nil && (!pinned || inv.DefinitionChange != nil) {
@@ -347,6 +363,27 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		}
 	}
 	return "", nil
+}
+
+// approvalBudget is what the approvals of one Execute may still wait, in all. Approvals waiting at once each
+// count their own wait, which can only make the bound stricter.
+type approvalBudget struct {
+	mu     sync.Mutex
+	remain time.Duration
+}
+
+type approvalBudgetKey struct{}
+
+func (b *approvalBudget) left() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.remain
+}
+
+func (b *approvalBudget) spend(d time.Duration) {
+	b.mu.Lock()
+	b.remain -= d
+	b.mu.Unlock()
 }
 
 func stringOf(c *DefinitionChange) string {
