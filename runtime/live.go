@@ -232,6 +232,17 @@ func sourceNotes(ps []PendingSource, now time.Time) []string {
 	return out
 }
 
+// UnknownWhilePending is the answer to a call of a name that no tool has while sources are not ready (a front
+// that offers tools directly says it when its client calls one no server has listed yet): the name is unknown
+// now, and the model hears which sources may still bring it.
+func UnknownWhilePending(name string, pending []PendingSource, now time.Time) string {
+	msg := "Unknown tool: " + name + "."
+	if notes := sourceNotes(pending, now); len(notes) > 0 {
+		msg += " " + strings.Join(notes, " ")
+	}
+	return msg
+}
+
 // sourceNote is one source's state as the model reads it: "server memory is still starting (...)" or
 // "server git is not available: <reason>; next attempt in 20 s".
 func sourceNote(p PendingSource, now time.Time) string {

@@ -89,12 +89,7 @@ func (c *client) acquire(ctx context.Context) (*liveRun, error) {
 		return nil, ErrServerClosed
 	}
 	if c.live == nil || c.gen != v.gen {
-		run, err := c.s.rt.StartRun(ctx, runtime.RunRequest{
-			SessionID:    c.sessionID(),
-			RunID:        c.sessionID() + "-" + strconv.Itoa(v.gen),
-			Tools:        v.tools,
-			CatalogScope: c.s.opts.SessionID,
-		})
+		run, err := c.s.rt.StartRun(ctx, c.s.runRequest(c.sessionID(), c.sessionID()+"-"+strconv.Itoa(v.gen)))
 		switch {
 		case err != nil && c.live == nil:
 			return nil, fmt.Errorf("mcp: start run: %w", err)

@@ -619,6 +619,8 @@ func TestIsLoopbackAddr(t *testing.T) {
 	}
 }
 
+// A server that hangs at start-up holds nobody: initialize is answered at once, the healthy server's tools are
+// found, and the answer says which server it could not wait for (never "no tool has these words").
 func TestFrontAnswersAtOnceWhileAServerHangs(t *testing.T) {
 	ok, mute := newFakeServer(0), newFakeServer(0)
 	ok.AddTool("forecast", "Weather forecast for a city.", echo("sunny in "))
@@ -633,18 +635,81 @@ func TestFrontAnswersAtOnceWhileAServerHangs(t *testing.T) {
 	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeOff} {
 		t.Run(string(mode), func(t *testing.T) {
 			rt := newTestRuntime(t, mode)
-			srv := newTestServer(t, rt, src, nil)
+			srv, err := NewServer(t.Context(), rt, src, &ServerOptions{StartWait: 300 * time.Millisecond})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, srv.Close()) })
 			began := time.Now()
 			sess := connectStdioWith(t, srv, nil, legacyProtocol)
 			assert.Less(t, time.Since(began), time.Second, "initialize is answered at once")
-			require.Eventually(t, func() bool {
-				if mode == runtime.ModeOff {
-					return contains(listNames(t, sess), "forecast")
-				}
-				text, _ := callText(t, sess, "tool_search", map[string]any{"query": "weather forecast"})
-				return strings.Contains(text, "mcp:ok:forecast")
-			}, 10*time.Second, 20*time.Millisecond, "the healthy server's tools are found")
+			if mode == runtime.ModeOff {
+				require.Eventually(t, func() bool { return contains(listNames(t, sess), "forecast") },
+					10*time.Second, 20*time.Millisecond, "the healthy server's tools are listed")
+				text, isErr := callText(t, sess, "mute_tool", map[string]any{})
+				assert.True(t, isErr)
+				assert.Contains(t, text, `Unknown tool: mute_tool. Server "mute" is still starting`)
+			} else {
+				require.Eventually(t, func() bool {
+					text, _ := callText(t, sess, "tool_search", map[string]any{"query": "weather forecast"})
+					return strings.Contains(text, "mcp:ok:forecast") && strings.Contains(text, `Server "mute" is still starting`)
+				}, 10*time.Second, 20*time.Millisecond, "the healthy server's tools are found, and the answer names the other")
+				text, isErr := callText(t, sess, "tool_call", map[string]any{"id": "mcp:mute:anything"})
+				assert.True(t, isErr)
+				assert.True(t, strings.HasPrefix(text, `server "mute" is still starting`), text)
+			}
 			assert.Equal(t, upstream.StateStarting, src.Status()[0].State, "the other one still hangs")
+		})
+	}
+}
+
+// A client that calls the moment it has connected, while its server takes a while to start: every call waits
+// for the server and succeeds, in every mode; none is told the tool is missing.
+func TestFrontCallsWaitForAStartingServer(t *testing.T) {
+	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeCode, runtime.ModeDirectory, runtime.ModeOff} {
+		t.Run(string(mode), func(t *testing.T) {
+			slow := newFakeServer(0)
+			slow.AddTool("forecast", "Weather forecast for a city.", echo("sunny in "))
+			gate := make(chan struct{}) // the server starts when it is closed
+			release := sync.OnceFunc(func() { close(gate) })
+			gated := func(ctx context.Context, u *target) (*dialed, error) {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return slow.dial(ctx, u)
+			}
+			opts := fastOptions(nil)
+			opts.StartTimeout = time.Minute
+			started, cancel := context.WithCancel(context.Background())
+			cancel()
+			src, err := newSource(started, inMemoryConfig("slow"), opts, dialers(map[string]dialFunc{"slow": gated}))
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
+			rt := newTestRuntime(t, mode)
+			srv := newTestServer(t, rt, src, nil)
+			sess := connectStdioWith(t, srv, nil, legacyProtocol)
+			require.Equal(t, upstream.StateStarting, src.Status()[0].State)
+			// The server comes up once the call has arrived: a run asks the feed for changes when it starts or
+			// waits, and only then is the server released.
+			srv.feed.mu.Lock()
+			srv.feed.onChanged = release
+			srv.feed.mu.Unlock()
+			var text string
+			var isErr bool
+			switch mode {
+			case runtime.ModeCode:
+				text, isErr = callText(t, sess, "tool_search_code", map[string]any{"code": `
+					const h = await openclaw.tools.search("weather forecast");
+					return (await openclaw.tools.call(h[0].id, {text: "Oslo"})).result.content[0].text`})
+			case runtime.ModeOff:
+				release() // off mode waits in the front itself, which follows the Source, not the feed
+				text, isErr = callText(t, sess, "forecast", map[string]any{"text": "Oslo"})
+			default:
+				text, isErr = callText(t, sess, "tool_call", map[string]any{"id": "mcp:slow:forecast", "args": map[string]any{"text": "Oslo"}})
+			}
+			require.False(t, isErr, text)
+			assert.Contains(t, text, "sunny in Oslo")
+			assert.NotContains(t, text, "still starting")
 		})
 	}
 }

@@ -44,6 +44,10 @@ type ServerOptions struct {
 	// closed, and a client that comes back starts a new session. 0 means DefaultSessionIdleTimeout; negative
 	// means never.
 	SessionIdleTimeout time.Duration
+	// StartWait bounds how long one client request waits, in all, for upstream servers that are still starting
+	// before it answers without their tools (saying so); a wait also ends at the servers' own start timeouts.
+	// 0 means runtime.DefaultMaxSourceWait.
+	StartWait time.Duration
 }
 
 // DefaultSessionIdleTimeout is ServerOptions.SessionIdleTimeout's default.
@@ -65,6 +69,7 @@ const DefaultSessionIdleTimeout = 30 * time.Minute
 type Server struct {
 	rt     *runtime.Runtime
 	up     seam.Upstream // the upstream Source, as the front sees it; nil for none
+	feed   *sourceFeed   // up as the runs' ToolFeed; nil for none
 	opts   ServerOptions
 	log    *slog.Logger
 	sdk    *sdk.Server
@@ -73,12 +78,13 @@ type Server struct {
 
 	stopWatching func() // ends the Source's notifications of shared sessions for this front
 
-	mu       sync.Mutex
-	view     *view
-	exposed  map[string]string // tool name → its definition as JSON, as registered with the SDK server
-	clients  map[*sdk.ServerSession]*client
-	nclients int
-	closed   bool
+	refreshMu sync.Mutex // held while a new view is made
+	mu        sync.Mutex
+	view      *view
+	exposed   map[string]string // tool name → its definition as JSON, as registered with the SDK server
+	clients   map[*sdk.ServerSession]*client
+	nclients  int
+	closed    bool
 
 	httpOnce    sync.Once
 	httpHandler http.Handler
@@ -118,6 +124,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	var changed, featuresChanged <-chan struct{}
 	if src != nil {
 		s.up = seam.Open(src)
+		s.feed = &sourceFeed{up: s.up}
 		// Before the first listing, so that no change is missed.
 		changed, featuresChanged = s.up.Changed(), s.up.FeaturesChanged()
 	}
@@ -199,6 +206,20 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if ss != nil {
 			if _, err := s.clientOf(ss); err != nil {
 				return nil, err
+			}
+		}
+		if s.off && s.up != nil {
+			// The SDK answers these from the tools registered with it: bring them up to date first.
+			switch p := req.GetParams().(type) {
+			case *sdk.ListToolsParams:
+				s.awaitStarting(ctx, func() bool { return false })
+			case *sdk.CallToolParamsRaw:
+				if !s.offered(p.Name) {
+					pending := s.awaitStarting(ctx, func() bool { return s.offered(p.Name) })
+					if !s.offered(p.Name) && len(pending) > 0 {
+						return unknownWhileStarting(p.Name, pending), nil
+					}
+				}
 			}
 		}
 		res, err := next(ctx, method, req)

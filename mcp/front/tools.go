@@ -23,12 +23,7 @@ type view struct {
 }
 
 func (s *Server) newView(ctx context.Context, gen int, tools []catalog.Tool) (*view, error) {
-	run, err := s.rt.StartRun(ctx, runtime.RunRequest{
-		SessionID:    s.opts.SessionID,
-		RunID:        s.opts.SessionID + "-view-" + strconv.Itoa(gen),
-		Tools:        tools,
-		CatalogScope: s.opts.SessionID,
-	})
+	run, err := s.rt.StartRun(ctx, s.runRequest(s.opts.SessionID, s.opts.SessionID+"-view-"+strconv.Itoa(gen)))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: start run: %w", err)
 	}
@@ -45,6 +40,8 @@ func (s *Server) currentView() *view {
 // refreshView starts a new view if the tools changed. On failure the current view keeps serving the tools it
 // has; the next change tries again.
 func (s *Server) refreshView() {
+	s.refreshMu.Lock() // the follower and waiting requests both refresh: one new view at a time
+	defer s.refreshMu.Unlock()
 	tools := s.allTools()
 	cur := s.currentView()
 	if sameTools(cur.tools, tools) {

@@ -29,6 +29,9 @@ func dialConfigured(_ context.Context, u *server) (*dialed, error) {
 // child gets its own process group, so that stopping it also stops what it spawned (npx runs the real server
 // as a grandchild).
 func dialCommand(u *server) (*dialed, error) {
+	if err := checkCommand(u.cfg); err != nil {
+		return nil, err
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -62,9 +65,38 @@ func dialCommand(u *server) (*dialed, error) {
 		p.mu.Unlock()
 		close(p.exited)
 	}()
-	transport := &sdk.IOTransport{Reader: stdoutR, Writer: newBoundedWriter(stdinW, u.src.opts.callTimeout),
+	// Lines that are not JSON-RPC (a banner, a log line) are skipped as other clients skip them.
+	stdout := readCloser{Reader: newNoiseFilter(stdoutR, u.noiseReport), Closer: stdoutR}
+	transport := &sdk.IOTransport{Reader: stdout, Writer: newBoundedWriter(stdinW, u.src.opts.callTimeout),
 		MaxLineLength: MaxMessageBytes}
-	return &dialed{transport: transport, stop: p.stop, exit: p.describe}, nil
+	return &dialed{transport: transport, stop: p.stop, terminate: p.terminate, exit: p.describe}, nil
+}
+
+// checkCommand names what is missing before a start fails with an error that points elsewhere: exec reports a
+// missing working directory as "fork/exec /usr/bin/npx: no such file or directory", as if npx were missing.
+func checkCommand(cfg ServerConfig) error {
+	if cfg.Cwd != "" {
+		info, err := os.Stat(cfg.Cwd)
+		switch {
+		case err != nil:
+			return fmt.Errorf("the working directory %q (cwd) does not exist", cfg.Cwd)
+		case !info.IsDir():
+			return fmt.Errorf("the working directory %q (cwd) is not a directory", cfg.Cwd)
+		}
+	}
+	if _, err := exec.LookPath(cfg.Command); err != nil {
+		if strings.ContainsRune(cfg.Command, os.PathSeparator) {
+			return fmt.Errorf("the program %q (command) cannot be run: %w", cfg.Command, err)
+		}
+		return fmt.Errorf("the program %q (command) is not in PATH: %w", cfg.Command, err)
+	}
+	return nil
+}
+
+// readCloser reads from one thing and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // boundedWriter bounds each write to a server's input by a deadline. The SDK does not watch contexts while it
@@ -139,6 +171,23 @@ func (p *process) stop(deadline time.Time) {
 	wait(time.Now().Add(killGrace))
 }
 
+// terminate ends the process group of a start that failed, while the server may still be installing itself:
+// SIGTERM, up to grace for the exit, then SIGKILL.
+func (p *process) terminate(grace time.Duration) {
+	signalProcessGroup(p.pid, false)
+	timer := time.NewTimer(max(grace, 0))
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+	case <-timer.C:
+	}
+	signalProcessGroup(p.pid, true)
+	select {
+	case <-p.exited:
+	case <-time.After(killGrace):
+	}
+}
+
 // describe says how the process ended ("exit status 1", "signal: killed"), or "" while it runs.
 func (p *process) describe() string {
 	select {
@@ -188,6 +237,8 @@ type dialFunc func(ctx context.Context, u *server) (*dialed, error)
 type dialed struct {
 	transport sdk.Transport
 	stop      func(deadline time.Time)
+	// terminate, when set, ends a process whose start failed gently: SIGTERM, then SIGKILL after the grace.
+	terminate func(grace time.Duration)
 	exit      func() string
 	// filtersListings is set by a transport that applies the listing filter itself (streamable HTTP, whose
 	// connection the SDK must see unwrapped); every other transport gets listingTransport around it.

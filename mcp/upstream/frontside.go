@@ -50,7 +50,10 @@ func (f *frontSide) Status() seam.Status {
 	for i, u := range s.servers {
 		st := u.status()
 		out.Servers[i] = seam.ServerStatus{Server: u, State: frontState(st, now), Err: st.Err, NextRetry: st.NextRetry,
-			Tools: st.Tools}
+			Tools: st.Tools, Since: st.Since, AttemptDeadline: st.AttemptDeadline}
+		if st.Err != nil {
+			out.Servers[i].Reason = unwrapServer(st.Err).Error()
+		}
 	}
 	return out
 }

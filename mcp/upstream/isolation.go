@@ -91,7 +91,7 @@ func (c *clientScope) start(u *server, is *isolatedSession) {
 	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, u.clientOptions(c))
 	sess, err := client.Connect(ctx, c.src.routes.observeTransport(conn.transport), nil)
 	if err != nil {
-		u.stop(conn, time.Now())
+		u.stopStarting(conn)
 		is.err = fmt.Errorf("start a session of the client's own: %w", u.explain(ctx, conn, err))
 		c.forget(u, is)
 		return

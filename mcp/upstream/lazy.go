@@ -161,7 +161,7 @@ func (u *server) startLazily() bool {
 	}
 	u.adopt(u.mapTools(l.kept), l.offered)
 	u.mu.Lock()
-	u.state = StateIdle
+	u.state, u.since = StateIdle, time.Now()
 	u.mu.Unlock()
 	u.src.progressf("mcp: %s: lazy: %d tool(s) from the cache; it starts on first use", u.name, len(l.kept))
 	return true
@@ -175,7 +175,7 @@ func (u *server) awaitIdle() bool {
 		return false
 	}
 	u.mu.Lock()
-	u.state = StateStarting
+	u.state, u.since = StateStarting, time.Now()
 	u.mu.Unlock()
 	u.src.progressf("mcp: %s: starting on first use", u.name)
 	u.src.notify()

@@ -73,7 +73,7 @@ func TestChildExitsAtStart(t *testing.T) {
 	msg := st[0].Err.Error()
 	assert.Contains(t, msg, `mcp server "github": start:`)
 	assert.Contains(t, msg, "exit status 2", "how it died")
-	assert.Contains(t, msg, "stderr: fatal: GITHUB_TOKEN is not set", "and what it said last")
+	assert.Regexp(t, `stderr: .*fatal: GITHUB_TOKEN is not set\)$`, msg, "and what it said last")
 
 	assert.Equal(t, StateFailed, st[1].State)
 	assert.ErrorIs(t, st[1].Err, os.ErrNotExist)
@@ -96,7 +96,7 @@ func TestChildCrashesMidCallAndIsRestarted(t *testing.T) {
 		st := src.Status()[0]
 		return st.Err != nil && strings.Contains(st.Err.Error(), "exit status 3")
 	}, 10*time.Second, 10*time.Millisecond)
-	assert.Contains(t, src.Status()[0].Err.Error(), "stderr: panic: the database went away")
+	assert.Regexp(t, `stderr: .*panic: the database went away\)$`, src.Status()[0].Err.Error())
 
 	// A new process takes over.
 	require.Eventually(t, func() bool { return src.Status()[0].State == StateReady }, 10*time.Second, 10*time.Millisecond)

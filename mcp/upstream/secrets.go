@@ -111,14 +111,96 @@ func scrubList(secrets []string) [][]byte {
 	return out
 }
 
-// scrub replaces every secret in b. It returns b itself when there is nothing to replace.
+// scrub replaces every secret in b: as its bytes, and as a JSON string literal spells it with escapes. It returns
+// b itself when there is nothing to replace.
 func scrub(b []byte, secrets [][]byte) []byte {
+	if len(secrets) == 0 {
+		return b
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		return scrubBytes(b, secrets)
+	}
+	return scrubLiterals(b, secrets)
+}
+
+// scrubBytes replaces the secrets' bytes wherever they are.
+func scrubBytes(b []byte, secrets [][]byte) []byte {
 	for _, s := range secrets {
 		if bytes.Contains(b, s) {
 			b = bytes.ReplaceAll(b, s, []byte(Redacted))
 		}
 	}
 	return b
+}
+
+// scrubLiterals is scrub for a message with escapes in it. A server may write "/" as "\\/" or any character as
+// "\\uXXXX" (PHP's and some Java encoders do): then the secret's bytes are not in the message, but every reader
+// that decodes it — the SDK, the model, a log — sees the secret; and matching bytes across an escape would break
+// it. So each JSON string literal with an escape is decoded, and written again, minimally escaped, if it held a
+// secret; the rest of the message (literals without escapes, and whatever is not JSON) is matched as bytes.
+func scrubLiterals(b []byte, secrets [][]byte) []byte {
+	out := make([]byte, 0, len(b))
+	plainFrom := 0 // start of the bytes matched as bytes
+	for i := 0; i < len(b); {
+		if b[i] != '"' {
+			i++
+			continue
+		}
+		end, escaped := stringLiteralEnd(b, i)
+		if end < 0 {
+			break // an unterminated literal: the rest is matched as bytes
+		}
+		if escaped {
+			out = append(out, scrubBytes(bytes.Clone(b[plainFrom:i]), secrets)...)
+			var s string
+			clean, changed := "", false
+			if json.Unmarshal(b[i:end], &s) == nil {
+				clean, changed = replaceSecrets(s, secrets)
+			}
+			if changed {
+				out = append(out, encodeString(clean)...)
+			} else {
+				out = append(out, b[i:end]...)
+			}
+			plainFrom = end
+		}
+		i = end
+	}
+	return append(out, scrubBytes(bytes.Clone(b[plainFrom:]), secrets)...)
+}
+
+// stringLiteralEnd returns the index just past the JSON string literal that starts at b[start] (a quote), or -1
+// when it does not end, and whether it holds an escape.
+func stringLiteralEnd(b []byte, start int) (end int, escaped bool) {
+	for j := start + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return -1, escaped
+}
+
+func replaceSecrets(s string, secrets [][]byte) (string, bool) {
+	changed := false
+	for _, secret := range secrets {
+		if strings.Contains(s, string(secret)) {
+			s, changed = strings.ReplaceAll(s, string(secret), Redacted), true
+		}
+	}
+	return s, changed
+}
+
+// encodeString writes s as a JSON string literal, escaping only what JSON requires.
+func encodeString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // RedactConfigValue hides the header values of MCP servers in value, the JSON found at the dotted key of a

@@ -45,7 +45,9 @@ type server struct {
 	attempts  int
 	startTime time.Duration
 	nextRetry time.Time
-	abandoned bool // a session's Close did not return in time
+	since     time.Time // when state was entered
+	deadline  time.Time // when the attempt under way gives up; zero between attempts
+	abandoned bool      // a session's Close did not return in time
 }
 
 func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFunc) *server {
@@ -63,6 +65,7 @@ func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFu
 		first:      make(chan struct{}),
 		wake:       make(chan struct{}),
 		state:      StateStarting,
+		since:      time.Now(),
 	}
 }
 
@@ -94,7 +97,7 @@ func (u *server) supervise() {
 			u.closeFirst(first)
 			return
 		}
-		wait := jitter(delay)
+		wait := u.retryDelay(jitter(delay), errors.Is(err, context.DeadlineExceeded))
 		u.setFailed(err, wait)
 		u.closeFirst(first)
 		timer := time.NewTimer(wait)
@@ -124,9 +127,16 @@ func jitter(d time.Duration) time.Duration {
 
 // connect makes one attempt: start or dial, initialize, list every tool. On success the server is ready.
 func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
+	began := time.Now()
 	u.mu.Lock()
 	u.attempts++
+	u.deadline = began.Add(u.startTimeout())
 	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.deadline = time.Time{}
+		u.mu.Unlock()
+	}()
 	// What the last connection left behind says nothing about this one.
 	u.stderr.reset()
 	for _, ch := range []chan struct{}{u.relist, u.suspect} {
@@ -135,7 +145,6 @@ func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
 		default:
 		}
 	}
-	began := time.Now()
 	ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
 	defer cancel()
 
@@ -153,7 +162,7 @@ func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, u.clientOptions(nil))
 	sess, err := client.Connect(ctx, u.src.routes.observeTransport(transport), nil)
 	if err != nil {
-		u.stop(conn, time.Now())
+		u.stopStarting(conn)
 		return nil, nil, &ServerError{Server: u.name, Op: "start", Err: u.explain(ctx, conn, err)}
 	}
 	l, err := u.list(ctx, sess)
@@ -165,23 +174,16 @@ func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
 	u.adoptListing(l)
 	tools := l.kept
 	u.mu.Lock()
-	u.state, u.session = StateReady, sess
+	u.state, u.session, u.since = StateReady, sess, time.Now()
 	u.calls, u.endCalls = context.WithCancel(u.src.ctx)
 	u.lastErr, u.startTime, u.nextRetry = nil, took, time.Time{}
 	calls := u.calls
 	u.mu.Unlock()
 	u.src.goTracked(func() { u.watchFeatures(sess, calls) })
-	u.src.progressf("mcp: %s: ready: %d tool(s) in %s", u.name, len(tools), took.Round(time.Millisecond))
+	// Consumers hear of the tools before a person reads "ready": a call made on seeing the line finds them.
 	u.src.notify()
+	u.src.progressf("mcp: %s: ready: %d tool(s) in %s", u.name, len(tools), took.Round(time.Millisecond))
 	return sess, conn, nil
-}
-
-// startTimeout bounds one attempt to start, initialize and list, and one relisting.
-func (u *server) startTimeout() time.Duration {
-	if u.cfg.StartTimeoutMs > 0 {
-		return time.Duration(u.cfg.StartTimeoutMs) * time.Millisecond
-	}
-	return u.src.opts.startTimeout
 }
 
 // explain turns a failed attempt into the reason a person needs: a timeout says so, a dead process says how
@@ -200,7 +202,7 @@ func (u *server) withExit(conn *dialed, err error) error {
 			extra += "; " + e
 		}
 	}
-	if line := u.stderr.lastLine(); line != "" {
+	if line := u.stderr.lastLines(stderrQuoteLines); line != "" {
 		extra += "; stderr: " + line
 	}
 	if extra == "" {
@@ -330,10 +332,10 @@ func (u *server) exited() bool {
 
 func (u *server) setFailed(err error, wait time.Duration) {
 	u.mu.Lock()
-	u.state, u.lastErr, u.nextRetry = StateFailed, err, time.Now().Add(wait)
+	u.state, u.lastErr, u.nextRetry, u.since = StateFailed, err, time.Now().Add(wait), time.Now()
 	u.mu.Unlock()
-	u.src.progressf("mcp: %s: failed: %v (retrying in %s)", u.name, unwrapServer(err), wait.Round(time.Millisecond))
 	u.src.notify()
+	u.src.progressf("mcp: %s: failed: %v (retrying in %s)", u.name, unwrapServer(err), wait.Round(time.Millisecond))
 }
 
 // unwrapServer drops the "mcp server "x":" prefix from progress lines that already start with the name.
@@ -347,7 +349,7 @@ func unwrapServer(err error) error {
 
 func (u *server) setClosed() {
 	u.mu.Lock()
-	u.state, u.session = StateClosed, nil
+	u.state, u.session, u.since = StateClosed, nil, time.Now()
 	u.mu.Unlock()
 }
 
@@ -363,6 +365,9 @@ func (u *server) status() Status {
 		StartTime:  u.startTime,
 		Err:        u.lastErr,
 		NextRetry:  u.nextRetry,
+		Since:      u.since,
+
+		AttemptDeadline: u.deadline,
 	}
 }
 

@@ -95,6 +95,10 @@ type Status struct {
 	StartTime  time.Duration // how long the last successful attempt took (start, initialize, list)
 	Err        error         // why it is not ready (or the last failure), nil if it never failed
 	NextRetry  time.Time     // when StateFailed: the next attempt
+	Since      time.Time     // when it entered State
+	// AttemptDeadline is when the attempt under way gives up (zero when none is): while StateStarting, the
+	// latest a caller waiting for this server's tools needs to wait.
+	AttemptDeadline time.Time
 }
 
 // Source turns the MCP servers of a Config into catalog tools (source "mcp"). It connects to every server in
@@ -126,6 +130,7 @@ type options struct {
 	progress      io.Writer
 	serverStderr  io.Writer
 	startTimeout  time.Duration
+	startTimeoutSet bool // Options.StartTimeout was given: it applies to package runners too
 	callTimeout   time.Duration
 	closeTimeout  time.Duration
 	retryDelay    time.Duration
@@ -155,6 +160,7 @@ func (o *Options) resolve() options {
 			*d = def
 		}
 	}
+	r.startTimeoutSet = r.startTimeout > 0
 	orDefault(&r.startTimeout, DefaultStartTimeout)
 	orDefault(&r.callTimeout, DefaultCallTimeout)
 	orDefault(&r.closeTimeout, DefaultCloseTimeout)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -59,9 +60,25 @@ func (t *stderrTail) reset() {
 }
 
 // lastLine is the last non-empty line written, cut to 300 bytes.
-func (t *stderrTail) lastLine() string {
+func (t *stderrTail) lastLine() string { return t.lastLines(1) }
+
+// stderrQuoteLines is how many of a failed server's last stderr lines its error quotes: the one line npm ends
+// with ("npm error A complete log of this run can be found in: ...") says nothing of what went wrong, the lines
+// before it do ("npm error 404 ... could not be found").
+const stderrQuoteLines = 6
+
+// lastLines is the last n non-empty lines written, each cut to 300 bytes, joined by " | ".
+func (t *stderrTail) lastLines(n int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	var kept []string
 	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
-	return cutUTF8(strings.TrimSpace(lines[len(lines)-1]), 300)
+	for i := len(lines) - 1; i >= 0 && len(kept) < n; i-- {
+		if line := strings.TrimSpace(lines[i]); line != "" {
+			kept = append(kept, cutUTF8(line, 300))
+		}
+	}
+	slices.Reverse(kept)
+	return strings.Join(kept, " | ")
 }
+

@@ -62,6 +62,12 @@ type ServerStatus struct {
 	Err       error     // why it is not ready, or its last failure; nil if it never failed
 	NextRetry time.Time // StateFailed: when the next attempt starts; StateRetrying: when the one under way started
 	Tools     int       // tools of its last listing (or of the schema cache, while idle)
+	// Reason is Err as a person reads it about this server: without the server's name in front.
+	Reason string
+	Since  time.Time // when it entered State
+	// AttemptDeadline is when the attempt under way gives up (zero when none is): while StateStarting, the
+	// latest a caller waiting for the server's tools needs to wait.
+	AttemptDeadline time.Time
 }
 
 // State is where a server is in its life, as a front reports it.

@@ -1,0 +1,56 @@
+// A client of the official MCP TypeScript SDK, as Claude Desktop and most MCP clients are: it connects to the
+// server described by the JSON spec in argv[2], sends every call of the spec the moment initialize has been
+// answered (all at once, as a chat started at once or a scripted agent does), and prints one JSON object:
+// {initializeMs, results: [{name, sentAfterInitializeMs, tookMs, isError, text, error}]}.
+//
+// spec: {"command": "...", "args": [...], "env": {...}} for stdio, or {"url": "...", "token": "..."} for
+// streamable HTTP; "calls": [{"name": "...", "arguments": {...}}]; "listTools": true to list tools first.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const spec = JSON.parse(process.argv[2]);
+const transport = spec.url
+  ? new StreamableHTTPClientTransport(new URL(spec.url), {
+      requestInit: spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined,
+    })
+  : new StdioClientTransport({
+      command: spec.command,
+      args: spec.args ?? [],
+      env: { ...process.env, ...(spec.env ?? {}) },
+      stderr: "inherit",
+    });
+const client = new Client({ name: "ts-sdk-test-client", version: "1.0.0" });
+
+const began = performance.now();
+await client.connect(transport);
+const initialized = performance.now();
+const out = { initializeMs: Math.round(initialized - began), results: [] };
+
+const requests = [];
+if (spec.listTools) {
+  requests.push(
+    client.listTools().then(
+      (r) => ({ name: "tools/list", text: JSON.stringify(r.tools.map((t) => t.name)) }),
+      (e) => ({ name: "tools/list", error: String(e?.message ?? e) }),
+    ),
+  );
+}
+for (const call of spec.calls ?? []) {
+  const sent = performance.now();
+  requests.push(
+    client.callTool({ name: call.name, arguments: call.arguments ?? {} }).then(
+      (r) => ({
+        name: call.name,
+        sentAfterInitializeMs: Math.round(sent - initialized),
+        tookMs: Math.round(performance.now() - sent),
+        isError: Boolean(r.isError),
+        text: (r.content ?? []).map((c) => (c.type === "text" ? c.text : JSON.stringify(c))).join("\n"),
+      }),
+      (e) => ({ name: call.name, sentAfterInitializeMs: Math.round(sent - initialized), error: String(e?.message ?? e) }),
+    ),
+  );
+}
+out.results = await Promise.all(requests);
+await client.close();
+process.stdout.write(JSON.stringify(out) + "\n");

@@ -1,0 +1,136 @@
+package front
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
+	"github.com/toolsearch/toolsearch/runtime"
+)
+
+// sourceFeed is the upstream Source as the runtime's ToolFeed: the front's runs follow the servers as they start,
+// fail and relist, and a call made while a server is still starting waits for it instead of telling the model
+// that its tools do not exist. One feed serves every run of the front.
+type sourceFeed struct {
+	up seam.Upstream
+
+	mu   sync.Mutex
+	last []catalog.Tool // the tools before the Source closed: its runs keep them, and their calls say it closed
+	// onChanged, set by tests, runs once at the next Changed call: a test learns that a run has begun to follow
+	// the feed (to wait for a server) without sleeping for it.
+	onChanged func()
+}
+
+func (f *sourceFeed) Changed() <-chan struct{} {
+	f.mu.Lock()
+	hook := f.onChanged
+	f.onChanged = nil
+	f.mu.Unlock()
+	if hook != nil {
+		go hook()
+	}
+	return f.up.Changed()
+}
+
+func (f *sourceFeed) Current() ([]catalog.Tool, []runtime.PendingSource) {
+	st := f.up.Status()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !st.Closed {
+		f.last = f.up.Tools()
+	}
+	return f.last, pendingSources(st)
+}
+
+// pendingSources are the servers whose tools a run may lack: those starting with no tools yet (a lazy server
+// waking up already has its cached ones), and those that failed.
+func pendingSources(st seam.Status) []runtime.PendingSource {
+	var out []runtime.PendingSource
+	for _, s := range st.Servers {
+		p := runtime.PendingSource{Name: s.Server.Name(), SourceName: s.Server.SourceName(), Since: s.Since, Reason: s.Reason}
+		switch {
+		case s.State == seam.StateStarting && s.Tools == 0:
+			p.Starting, p.ReadyBy = true, s.AttemptDeadline
+		case s.State == seam.StateFailed || s.State == seam.StateRetrying:
+			p.RetryAt = s.NextRetry
+		default:
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// runRequest is how every run of the front gets its tools: the in-process ones, and the Source's through the
+// feed.
+func (s *Server) runRequest(sessionID, runID string) runtime.RunRequest {
+	req := runtime.RunRequest{SessionID: sessionID, RunID: runID, Tools: s.opts.Tools, CatalogScope: s.opts.SessionID,
+		MaxSourceWait: s.opts.StartWait}
+	if s.feed != nil {
+		req.Feed = s.feed
+	}
+	return req
+}
+
+// awaitStarting is off mode's wait for servers still starting, before a tools/list or a tools/call of a name the
+// front does not offer yet: the SDK answers those from the tools registered with it, so the front brings its view
+// up to date first, until no server is starting with no tools, ready(), the wait's bound (the servers' own start
+// deadlines, ServerOptions.StartWait) or ctx's end.
+func (s *Server) awaitStarting(ctx context.Context, ready func() bool) []runtime.PendingSource {
+	wait := s.opts.StartWait
+	if wait <= 0 {
+		wait = runtime.DefaultMaxSourceWait
+	}
+	until := time.Now().Add(wait)
+	for {
+		changed := s.up.Changed()
+		s.refreshView()
+		pending := pendingSources(s.up.Status())
+		var latest time.Time // the last start deadline of the servers starting; zero while one has none
+		starting, unbounded := false, false
+		for _, p := range pending {
+			if p.Starting {
+				starting = true
+				unbounded = unbounded || p.ReadyBy.IsZero()
+				if p.ReadyBy.After(latest) {
+					latest = p.ReadyBy
+				}
+			}
+		}
+		bound := until
+		if !unbounded && latest.Before(until) {
+			bound = latest
+		}
+		if !starting || ready() || !time.Now().Before(bound) {
+			return pending
+		}
+		timer := time.NewTimer(time.Until(bound))
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return pending
+		}
+		timer.Stop()
+	}
+}
+
+// offered reports whether the front offers a tool of that name right now.
+func (s *Server) offered(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.exposed[name]
+	return ok
+}
+
+// unknownWhileStarting is off mode's answer to a call of a tool no server offers while some servers are not
+// ready: the model hears which, rather than that the tool does not exist.
+func unknownWhileStarting(name string, pending []runtime.PendingSource) *sdk.CallToolResult {
+	text := runtime.UnknownWhilePending(name, pending, time.Now())
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}
+}
