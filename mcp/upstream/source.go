@@ -127,17 +127,17 @@ type Source struct {
 
 // options are Options with defaults applied.
 type options struct {
-	progress      io.Writer
-	serverStderr  io.Writer
-	startTimeout  time.Duration
+	progress        io.Writer
+	serverStderr    io.Writer
+	startTimeout    time.Duration
 	startTimeoutSet bool // Options.StartTimeout was given: it applies to package runners too
-	callTimeout   time.Duration
-	closeTimeout  time.Duration
-	retryDelay    time.Duration
-	maxRetryDelay time.Duration
-	cacheDir      string
-	childEnv      map[string]string
-	progressMu    *sync.Mutex
+	callTimeout     time.Duration
+	closeTimeout    time.Duration
+	retryDelay      time.Duration
+	maxRetryDelay   time.Duration
+	cacheDir        string
+	childEnv        map[string]string
+	progressMu      *sync.Mutex
 }
 
 func (o *Options) resolve() options {

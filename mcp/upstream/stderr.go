@@ -81,4 +81,3 @@ func (t *stderrTail) lastLines(n int) string {
 	slices.Reverse(kept)
 	return strings.Join(kept, " | ")
 }
-
