@@ -14,7 +14,7 @@ import (
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
-//   - bulk memory: memory.copy and memory.fill (and memory.init) move up to the whole memory in one instruction,
+//   - bulk memory: memory.copy and memory.fill move up to the whole memory in one instruction,
 //     so before each one of 1 KiB or more the length operand is charged as well, one unit per 64 bytes (about
 //     what the interpreter burns in the time it takes to move them). Without the charge, a loop of 46 MiB copyWithin calls ran 21 s
 //     past a 1 s deadline: each copy cost a few units, and the deadline is checked only when a slice runs out.
@@ -320,8 +320,8 @@ func (rw *rewriter) fuelCheck(b []byte, tmp uint32) []byte {
 }
 
 // isBulkMemory reports the 0xfc sub-opcodes whose cost grows with a length operand on top of the stack:
-// memory.init, memory.copy and memory.fill.
-func isBulkMemory(sub uint32) bool { return sub == 8 || sub == 10 || sub == 11 }
+// memory.copy and memory.fill.
+func isBulkMemory(sub uint32) bool { return sub == 10 || sub == 11 }
 
 // bulkChargeShift makes a bulk memory instruction cost one fuel unit per 2^bulkChargeShift bytes: Go's memmove
 // moves 64 bytes in about the time the interpreter spends on one unit (~6 ns), so a fuel slice bounds wall time
@@ -535,8 +535,10 @@ func (r *reader) blockType() error {
 
 // skipImmediates consumes the immediates of every opcode other than the structured ones handled by the caller.
 // The accepted set is exactly what the QuickJS build uses: MVP, sign extension, saturating truncation and
-// memory.copy/fill/init and data.drop. Anything else (SIMD, reference types, tables, atomics, exceptions) is
-// refused.
+// memory.copy and memory.fill. Anything else (SIMD, reference types, tables, atomics, exceptions) is refused, and
+// so are memory.init and data.drop: with no instruction that reads or drops a data segment, and none that
+// changes a table, an instance's segments and tables are the same after any run, which is what lets a used
+// instance be reset to the snapshot by restoring its memory and globals (instance.go).
 func (r *reader) skipImmediates(op byte) error {
 	switch {
 	case op == 0x00 || op == 0x01 || op == 0x05 || op == 0x0f || op == 0x1a || op == 0x1b:
@@ -604,14 +606,6 @@ func (r *reader) skipMiscImmediates(sub uint32) error {
 	switch {
 	case sub <= 7: // saturating truncation
 		return nil
-	case sub == 8: // memory.init dataidx 0x00
-		if _, err := r.u32(); err != nil {
-			return err
-		}
-		return r.zeroByte()
-	case sub == 9: // data.drop dataidx
-		_, err := r.u32()
-		return err
 	case sub == 10: // memory.copy 0x00 0x00
 		if err := r.zeroByte(); err != nil {
 			return err
