@@ -263,8 +263,9 @@ func (r *run) finish(err error) error {
 	if errors.As(err, &script) {
 		return r.classify(script)
 	}
-	// wazero reports exhausting its own call stack as a runtime error whose type is internal to wazero.
-	if strings.Contains(err.Error(), "stack overflow") {
+	// The stack guard marks its trap by zeroing the low-water mark (instrument.go); wazero reports exhausting
+	// its own call stack as a runtime error whose type is internal to wazero.
+	if r.stackLow != nil && uint32(r.stackLow.Get()) == 0 || strings.Contains(err.Error(), "stack overflow") {
 		return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
 	}
 	if r.memory.refused {
@@ -374,8 +375,6 @@ func (e *Engine) jsFunctionProxy(ctx context.Context, mod api.Module, stack []ui
 		r.grantFuel(int64(r.fuel.Get()))
 		stack[0] = 0
 		return
-	case hookStack:
-		r.abort(NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0))
 	case hookMemory:
 		r.memory.refused = true
 		stack[0] = 0
