@@ -67,8 +67,8 @@ type HostFunction struct {
 }
 
 // Engine owns one wazero runtime and the instrumented, compiled QuickJS module, plus a memory snapshot of an
-// initialised interpreter. It is safe for concurrent use: every Run gets a fresh instance cloned from the snapshot,
-// so nothing one run defines is visible to the next.
+// initialised interpreter. It is safe for concurrent use: every Run starts from the snapshot (in a fresh instance
+// or a used one reset to it), so nothing one run defines is visible to the next.
 type Engine struct {
 	runtime   wazero.Runtime
 	compiled  wazero.CompiledModule

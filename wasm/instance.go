@@ -26,9 +26,10 @@ import (
 //     memory grew past the snapshot is never reused (wasm memory cannot shrink, and a larger memory.size is
 //     visible to the guest's allocator);
 //   - globals: the module's only mutable globals are the stack pointer and the two the instrumentation adds
-//     (fuel, stack low-water mark); all three are exported and set on every reset (TestInstrumentExportsEveryMutableGlobal);
+//     (fuel, stack low-water mark); all three are exported and set on every reset, and the instrumenter
+//     refuses a module with any other mutable global (onlyStackPointerMutable);
 //   - tables, element and data segments: the walker refuses every table instruction, memory.init and data.drop,
-//     so no guest code can change them;
+//     so no guest code can change them (the table is not exported, and the host never touches it);
 //   - WASI: stdout, stderr and the clock go through instanceHost to the current run; the only calls that could
 //     change the descriptor table (fd_close, fd_fdstat_set_flags) are replaced by versions that refuse, there
 //     are no preopened directories to open anything under, and an instance closed by proc_exit is never reused;

@@ -139,6 +139,9 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: global 0 is not the mutable i32 stack pointer", ErrUnsupportedModule)
 	}
 	const spGlobal = 0
+	if err := onlyStackPointerMutable(globalCount, globalRest); err != nil {
+		return nil, stats, err
+	}
 	fuelGlobal, lowGlobal := globalCount, globalCount+1
 
 	funcCount, funcRest, err := vectorItems(funcSec.payload)
@@ -298,6 +301,49 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	m.sections = kept
 	return m.encode(), stats, nil
+}
+
+// onlyStackPointerMutable refuses a module with a mutable global other than the stack pointer (global 0): an
+// instance is reset for reuse by setting the globals the host knows (instance.go), so one it did not know
+// could carry a value from one run into the next.
+func onlyStackPointerMutable(count uint32, rest []byte) error {
+	r := &reader{b: rest}
+	for i := range count {
+		if _, err := r.byte(); err != nil { // value type
+			return err
+		}
+		mut, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if mut != 0 && i != 0 {
+			return fmt.Errorf("%w: global %d is mutable", ErrUnsupportedModule, i)
+		}
+		// A constant expression: *.const or global.get, then end.
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case 0x41, 0x23:
+			_, err = r.sleb(32)
+		case 0x42:
+			_, err = r.sleb(64)
+		case 0x43:
+			_, err = r.bytes(4)
+		case 0x44:
+			_, err = r.bytes(8)
+		default:
+			err = fmt.Errorf("%w: global %d has initializer opcode 0x%02x", ErrUnsupportedModule, i, op)
+		}
+		if err != nil {
+			return err
+		}
+		if end, err := r.byte(); err != nil || end != 0x0b {
+			return fmt.Errorf("%w: global %d initializer does not end", errMalformed, i)
+		}
+	}
+	return r.expectEnd()
 }
 
 func isDebugSection(payload []byte) bool {

@@ -360,3 +360,20 @@ func TestInstrumentedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
 	}
 }
+
+// A reset sets the globals the host knows; a module with another mutable global is refused rather than reused
+// with a value left by the last run.
+func TestInstrumentRefusesOtherMutableGlobals(t *testing.T) {
+	require.NoError(t, onlyStackPointerMutable(1, []byte{valI32, 1, 0x41, 0x10, 0x0b}))
+	require.NoError(t, onlyStackPointerMutable(2, []byte{valI32, 1, 0x41, 0x10, 0x0b, valI64, 0, 0x42, 0x01, 0x0b}), "an immutable one is fine")
+	err := onlyStackPointerMutable(2, []byte{valI32, 1, 0x41, 0x10, 0x0b, valI32, 1, 0x41, 0x00, 0x0b})
+	require.ErrorIs(t, err, ErrUnsupportedModule)
+	m := tinyModule([]byte{0x00, 0x0b})
+	mod, err := decodeModule(m)
+	require.NoError(t, err)
+	mod.section(sectionGlobal).payload = []byte{2, valI32, 1, 0x41, 0x10, 0x0b, valF64, 1, 0x44, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b}
+	_, _, err = instrument(mod.encode())
+	require.ErrorIs(t, err, ErrUnsupportedModule)
+	_, _, err = instrument(quickJSModule)
+	require.NoError(t, err, "the real module has only the stack pointer")
+}

@@ -55,7 +55,7 @@ type Result struct {
 	Usage  Usage
 }
 
-// Run evaluates script as a global script in a fresh instance, drives its jobs and timers until nothing is left
+// Run evaluates script as a global script in an instance in the snapshot's state, drives its jobs and timers until nothing is left
 // to do, and returns its completion value. Errors: *LimitError (errors.Is(err, context.DeadlineExceeded) for
 // the deadline), *ScriptError for an exception that escaped the script, ErrExit, ErrTrap, ErrClosed, ctx's own
 // error when the caller cancelled, or whatever a host function returned to abort the run.
