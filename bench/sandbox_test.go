@@ -262,9 +262,10 @@ func liveSandboxBytes(tb testing.TB, n int) float64 {
 func TestLiveSandboxMemoryTwin(t *testing.T) {
 	perRun := liveSandboxBytes(t, 20)
 	t.Logf("%.2f MiB per live sandbox", perRun/(1<<20))
-	// Each live run holds at least its linear memory (the 1.3 MiB snapshot): a figure below that means the
-	// measurement missed memory (linear memory outside the Go heap, or buffers a pool kept across the baseline).
-	assert.GreaterOrEqual(t, perRun, float64(1<<20), "the measurement sees the live runs' memory")
+	// Each live run holds at least the pages of its linear memory that the snapshot does not leave zero (~0.23
+	// MiB of its 2.3 MiB: the rest stays unbacked until touched): a figure below that means the measurement
+	// missed memory (linear memory outside the Go heap, or buffers a pool kept across the baseline).
+	assert.GreaterOrEqual(t, perRun, float64(200<<10), "the measurement sees the live runs' memory")
 }
 
 // BenchmarkSandboxLiveMemory reports the memory one live sandbox holds (50 at once, each parked in a call).

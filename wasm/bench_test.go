@@ -46,19 +46,40 @@ func BenchmarkSandboxCPU(b *testing.B) {
 }
 
 func TestInstantiateTwin(t *testing.T) {
-	res, err := engine(t).Run(context.Background(), "1", nil)
+	e := engine(t)
+	drainPool(e)
+	fresh, err := e.Run(context.Background(), "1", nil)
 	require.NoError(t, err)
-	assert.Equal(t, "1", res.Value)
+	assert.Equal(t, "1", fresh.Value)
+	reused, err := e.Run(context.Background(), "1", nil)
+	require.NoError(t, err)
+	assert.Equal(t, fresh.Value, reused.Value)
+	assert.Equal(t, fresh.Usage.Fuel, reused.Usage.Fuel)
+	assert.Positive(t, e.pool.size(), "the run's instance went back to the pool")
 }
 
-// BenchmarkInstantiate is the engine's part of a cold run: a fresh instance restored from the snapshot,
-// evaluating a constant.
+// BenchmarkInstantiate is the engine's part of a cold run, evaluating a constant: reused is an instance from the
+// pool reset to the snapshot (what nearly every run gets), fresh a newly instantiated one (what a run gets after
+// the last one grew its memory, or when more runs are in flight than the pool keeps).
 func BenchmarkInstantiate(b *testing.B) {
 	e := engine(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.Run(context.Background(), "1", nil); err != nil {
-			b.Fatal(err)
+	for _, fresh := range []bool{false, true} {
+		name := "reused"
+		if fresh {
+			name = "fresh"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				if fresh {
+					drainPool(e)
+				}
+				if _, err := e.Run(context.Background(), "1", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

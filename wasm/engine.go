@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // Defaults for the zero values of Options and RunOptions. They are documented in one table in hostfns/doc.go,
@@ -31,6 +31,11 @@ const (
 	// before a frame could touch the allocator's bookkeeping just below it.
 	stackReserve = 256
 	pageSize     = 65536
+	// snapshotHeadroom is how much free heap the snapshot keeps for runs (at most an eighth of the memory cap).
+	// A run that needs more grows the memory, and its instance cannot be reused; a cold run of the hostfns
+	// surface needs one page, a search-describe-call round trip a few. Restoring it costs next to nothing: it is
+	// zero in the snapshot, and only the pages a run touched are given back.
+	snapshotHeadroom = 1 << 20
 )
 
 // Options configure an Engine. The zero value (or a nil *Options) is a working default.
@@ -62,8 +67,8 @@ type HostFunction struct {
 }
 
 // Engine owns one wazero runtime and the instrumented, compiled QuickJS module, plus a memory snapshot of an
-// initialised interpreter. It is safe for concurrent use: every Run gets a fresh instance cloned from the snapshot,
-// so nothing one run defines is visible to the next.
+// initialised interpreter. It is safe for concurrent use: every Run starts from the snapshot (in a fresh instance
+// or a used one reset to it), so nothing one run defines is visible to the next.
 type Engine struct {
 	runtime   wazero.Runtime
 	compiled  wazero.CompiledModule
@@ -71,7 +76,8 @@ type Engine struct {
 	maxMemory uint64
 	metered   bool
 	snap      snapshot
-	buffers   bufferPool // linear-memory buffers, reused across runs
+	buffers   bufferPool   // linear-memory buffers, reused across runs
+	pool      instancePool // idle instances, reset to the snapshot by the next run (metered engines only)
 
 	mu     sync.RWMutex // held for reading by each Run, for writing by Close
 	closed bool
@@ -81,11 +87,66 @@ type Engine struct {
 // costs a memcpy instead of ~1.5 ms of interpreter start-up. It is valid because the walker rejects every table
 // instruction, so the table (and its element segments) is identical in every instance.
 type snapshot struct {
-	memory       []byte
+	memory       []byte // all of it, headroom included
+	size         uint32 // len(memory)
+	ranges       []snapshotRange
 	stackPointer uint32
 	stackLow     uint32
 	jsContext    uint32
 	filename     uint32 // ScriptFilename in guest memory
+}
+
+// snapshotRange is a part of the snapshot that a restore copies, or one that is zero, which it clears instead:
+// most of the snapshot is zero (the 1 MiB stack block below its top, the headroom), and clearing gives a page
+// back to the OS unless the last run touched it, where copying it would write every byte.
+type snapshotRange struct {
+	from, to uint32
+	zero     bool
+}
+
+// Restores work in 4 KiB pages (the usual OS page); a zero run shorter than minZeroPages is copied with its
+// neighbours, since a copy of a few pages costs less than the system call that would give them back.
+const (
+	snapshotPage = 4096
+	minZeroPages = 8
+)
+
+func snapshotRanges(memory []byte) []snapshotRange {
+	var ranges []snapshotRange
+	add := func(from, to int, zero bool) {
+		if n := len(ranges); n > 0 && ranges[n-1].zero == zero {
+			ranges[n-1].to = uint32(to)
+			return
+		}
+		ranges = append(ranges, snapshotRange{uint32(from), uint32(to), zero})
+	}
+	for at := 0; at < len(memory); {
+		end := at
+		for end < len(memory) && isZero(memory[end:min(end+snapshotPage, len(memory))]) {
+			end += snapshotPage
+		}
+		end = min(end, len(memory))
+		if end-at >= minZeroPages*snapshotPage {
+			add(at, end, true)
+			at = end
+			continue
+		}
+		if end == at {
+			end = min(at+snapshotPage, len(memory))
+		}
+		add(at, end, false)
+		at = end
+	}
+	return ranges
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // New compiles the module and builds the starting snapshot. It returns an error wrapping ErrStartup when the
@@ -149,6 +210,9 @@ func newEngine(ctx context.Context, opts *Options, metered bool) (*Engine, error
 		metered:   metered,
 		buffers:   newBufferPool(maxPages * pageSize),
 	}
+	if metered {
+		e.pool.keep = 2 * goruntime.GOMAXPROCS(0)
+	}
 	if err := e.start(ctx, module, o); err != nil {
 		_ = e.runtime.Close(context.Background())
 		e.buffers.close()
@@ -158,7 +222,7 @@ func newEngine(ctx context.Context, opts *Options, metered bool) (*Engine, error
 }
 
 func (e *Engine) start(ctx context.Context, module []byte, o Options) error {
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.runtime); err != nil {
+	if err := instantiateWASI(ctx, e.runtime); err != nil {
 		return err
 	}
 	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
@@ -222,9 +286,17 @@ func (e *Engine) takeSnapshot(ctx context.Context, o Options) error {
 				return fmt.Errorf("prelude: %w", err)
 			}
 		}
+		// Free heap in the snapshot: a run that allocates less than this does not grow the memory, so its
+		// instance can be reused (a grown one cannot: wasm memory never shrinks).
+		if headroom := min(snapshotHeadroom, uint32(e.maxMemory/8)); headroom > 0 {
+			if p := r.malloc(headroom); p != 0 {
+				r.call("free", uint64(p))
+			}
+		}
 		mem := r.mod.Memory()
 		view, _ := mem.Read(0, mem.Size())
-		e.snap = snapshot{memory: append([]byte(nil), view...), jsContext: r.jsContext, filename: r.filename}
+		e.snap = snapshot{memory: append([]byte(nil), view...), size: mem.Size(), jsContext: r.jsContext, filename: r.filename}
+		e.snap.ranges = snapshotRanges(e.snap.memory)
 		if e.metered {
 			e.snap.stackPointer = uint32(r.stackPointer.Get())
 			e.snap.stackLow = uint32(r.stackLow.Get())
@@ -248,12 +320,14 @@ func (e *Engine) Close(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	err := e.runtime.Close(ctx)
+	e.pool.close()
 	e.buffers.close()
 	return err
 }
 
-// SnapshotBytes is the size of the memory image each run starts from.
-func (e *Engine) SnapshotBytes() int { return len(e.snap.memory) }
+// SnapshotBytes is the size of the linear memory each run starts with: the snapshot's contents and the free heap
+// kept after them.
+func (e *Engine) SnapshotBytes() int { return int(e.snap.size) }
 
 func isException(v uint64) bool { return v>>32 == jsTagException }
 

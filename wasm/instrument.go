@@ -14,7 +14,7 @@ import (
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
-//   - bulk memory: memory.copy and memory.fill (and memory.init) move up to the whole memory in one instruction,
+//   - bulk memory: memory.copy and memory.fill move up to the whole memory in one instruction,
 //     so before each one of 1 KiB or more the length operand is charged as well, one unit per 64 bytes (about
 //     what the interpreter burns in the time it takes to move them). Without the charge, a loop of 46 MiB copyWithin calls ran 21 s
 //     past a 1 s deadline: each copy cost a few units, and the deadline is checked only when a slice runs out.
@@ -25,12 +25,16 @@ import (
 //     module) gets an empty body (returning NULL if it returns anything), so the module never exists. It reads and writes QuickJS bytecode,
 //     which nothing here needs, and mutated bytecode crashes the interpreter.
 //   - stack guard: every write of the C shadow-stack pointer (global 0) is preceded by an inline comparison of
-//     the new value with an exported low-water mark; below it, an appended function calls the host with
-//     argc = hookStack. Without it, ~240 frames of JS recursion silently corrupt the interpreter.
+//     the new value with an exported low-water mark; below it, the guard sets the mark to zero and traps, and
+//     the host reads a zero mark after a trap as the stack limit. Without it, ~240 frames of JS recursion
+//     silently corrupt the interpreter. (It used to call a host hook; a call there, even one never made, cost
+//     more on every function's prologue than the comparison itself.)
 //
 // Each rewritten function gets two scratch locals (an i64 for fuel, an i32 for the new stack pointer), so both
 // checks work on registers: reloading the fuel global and calling a guard function per stack-pointer write made
-// metered CPU-bound JS +36% slower than unmetered; with the locals it is +18% (wasm.BenchmarkSandboxCPU).
+// metered CPU-bound JS +36% slower than unmetered; with the locals it was +18%, and with the fuel of looping
+// functions in a local, the refuel call moved out of loops and the stack guard trapping instead of calling,
+// about +10% (wasm.BenchmarkSandboxCPU; RATIONALE.md has the measurements).
 //
 // The walker decodes every instruction the module uses and refuses anything it does not know: a silently
 // mis-decoded immediate would shift every later instruction and corrupt the module.
@@ -38,7 +42,6 @@ import (
 // Sentinel argc values of the hook calls. QuickJS itself never passes a negative argc.
 const (
 	hookFuel   = -1
-	hookStack  = -2
 	hookMemory = -3
 )
 
@@ -69,7 +72,7 @@ func blankData(payload []byte, text string) ([]byte, error) {
 }
 
 // hookFuncs is how many hook functions the rewrite appends (one per sentinel argc).
-const hookFuncs = 3
+const hookFuncs = 2
 
 // ErrUnsupportedModule means the module uses something the instrumenter does not understand (an unknown
 // opcode, a second memory, no proxy import): running it uninstrumented would not be safe, so it is refused.
@@ -83,6 +86,7 @@ type instrumentStats struct {
 	grows         int // memory.grow results checked for a refusal
 	disabled      int // functions replaced because they register disabledModule
 	stackWrites   int // writes of the stack pointer redirected through the guard
+	localFuel     int // functions (those with loops) that keep their fuel in a local
 	originalFuncs int // function index space size before the rewrite (imports + defined)
 }
 
@@ -135,6 +139,9 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: global 0 is not the mutable i32 stack pointer", ErrUnsupportedModule)
 	}
 	const spGlobal = 0
+	if err := onlyStackPointerMutable(globalCount, globalRest); err != nil {
+		return nil, stats, err
+	}
 	fuelGlobal, lowGlobal := globalCount, globalCount+1
 
 	funcCount, funcRest, err := vectorItems(funcSec.payload)
@@ -158,8 +165,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	stats.originalFuncs = importedFuncs + int(funcCount)
 	refuelFunc := uint32(importedFuncs) + funcCount
-	stackFunc := refuelFunc + 1
-	memoryFunc := refuelFunc + 2
+	memoryFunc := refuelFunc + 1
 
 	voidType := typeIndex(&types, funcType{})
 	paramCounts := make([]int, len(funcTypes))
@@ -226,7 +232,6 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		refuelFunc: refuelFunc,
 		spGlobal:   spGlobal,
 		lowGlobal:  lowGlobal,
-		stackFunc:  stackFunc,
 		memoryFunc: memoryFunc,
 		disabled:   int64(names[0]),
 	}
@@ -241,7 +246,16 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		if err != nil {
 			return nil, stats, err
 		}
-		newBody, err := rw.body(body, paramCounts[stats.functions])
+		// A function with a loop keeps its fuel in a local (rewritten a second time, once the first pass found a
+		// loop); one without keeps it in the global, where its single check at entry costs less than syncing the
+		// local around its calls would.
+		saved := rw
+		newBody, err := rw.body(body, paramCounts[stats.functions], false)
+		if err == nil && rw.loops > saved.loops {
+			rw = saved
+			newBody, err = rw.body(body, paramCounts[stats.functions], true)
+			stats.localFuel++
+		}
 		if err != nil {
 			return nil, stats, fmt.Errorf("function %d: %w", stats.functions+importedFuncs, err)
 		}
@@ -269,8 +283,8 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
 
-	// In the order of refuelFunc, stackFunc, memoryFunc.
-	for _, argc := range []int64{hookFuel, hookStack, hookMemory} {
+	// In the order of refuelFunc, memoryFunc.
+	for _, argc := range []int64{hookFuel, hookMemory} {
 		body := hookBody(uint32(proxyIndex), argc)
 		code = appendU32(code, uint32(len(body)))
 		code = append(code, body...)
@@ -287,6 +301,49 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	m.sections = kept
 	return m.encode(), stats, nil
+}
+
+// onlyStackPointerMutable refuses a module with a mutable global other than the stack pointer (global 0): an
+// instance is reset for reuse by setting the globals the host knows (instance.go), so one it did not know
+// could carry a value from one run into the next.
+func onlyStackPointerMutable(count uint32, rest []byte) error {
+	r := &reader{b: rest}
+	for i := range count {
+		if _, err := r.byte(); err != nil { // value type
+			return err
+		}
+		mut, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if mut != 0 && i != 0 {
+			return fmt.Errorf("%w: global %d is mutable", ErrUnsupportedModule, i)
+		}
+		// A constant expression: *.const or global.get, then end.
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case 0x41, 0x23:
+			_, err = r.sleb(32)
+		case 0x42:
+			_, err = r.sleb(64)
+		case 0x43:
+			_, err = r.bytes(4)
+		case 0x44:
+			_, err = r.bytes(8)
+		default:
+			err = fmt.Errorf("%w: global %d has initializer opcode 0x%02x", ErrUnsupportedModule, i, op)
+		}
+		if err != nil {
+			return err
+		}
+		if end, err := r.byte(); err != nil || end != 0x0b {
+			return fmt.Errorf("%w: global %d initializer does not end", errMalformed, i)
+		}
+	}
+	return r.expectEnd()
 }
 
 func isDebugSection(payload []byte) bool {
@@ -319,9 +376,126 @@ func (rw *rewriter) fuelCheck(b []byte, tmp uint32) []byte {
 	return append(b, 0x0b) // end
 }
 
+// A function with loops keeps its fuel in the i64 local fuel instead of the global: a loop header then costs a
+// decrement and a compare on a register instead of a load and a store of the global, which was most of what
+// metering cost on CPU-bound JS. The global stays the one the host and every other function see: the local is
+// loaded from it at entry and after every call, and written back before every call and every way out of the
+// function (return, a branch to the function's label, falling off its end) and before the hooks. Every check
+// still subtracts what it did from the same running count, in the same order, so the fuel a script uses and the
+// point where a slice runs out are exactly what they were with the global.
+
+// syncFuel writes the local counter back to the global: fuel = local.
+func (rw *rewriter) syncFuel(b []byte, fuel uint32) []byte {
+	b = appendU32(append(b, 0x20), fuel)             // local.get fuel
+	return appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
+}
+
+// reloadFuel reads the global after a call: local = fuel.
+func (rw *rewriter) reloadFuel(b []byte, fuel uint32) []byte {
+	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	return appendU32(append(b, 0x21), fuel)       // local.set fuel
+}
+
+// refuelLocal is the tail of a local check, the counter having gone negative: sync; refuel(); reload.
+func (rw *rewriter) refuelLocal(b []byte, fuel uint32) []byte {
+	b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40) // i64.const 0; i64.lt_s; if (no result)
+	b = rw.syncFuel(b, fuel)
+	b = appendU32(append(b, 0x10), rw.refuelFunc) // call refuel
+	b = rw.reloadFuel(b, fuel)
+	return append(b, 0x0b) // end
+}
+
+// fuelEntryLocal starts a function with a local counter: local = fuel - 1; if local < 0 { sync; refuel(); reload }.
+func (rw *rewriter) fuelEntryLocal(b []byte, fuel uint32) []byte {
+	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	b = append(b, 0x42, 0x7f, 0x7c)               // i64.const -1; i64.add
+	b = appendU32(append(b, 0x22), fuel)          // local.tee fuel
+	return rw.refuelLocal(b, fuel)
+}
+
+// fuelLoopLocal is the loop header check on the local: local = local - 1; if local < 0 { sync; refuel(); reload }.
+func (rw *rewriter) fuelLoopLocal(b []byte, fuel uint32) []byte {
+	b = appendU32(append(b, 0x20), fuel) // local.get fuel
+	b = append(b, 0x42, 0x7f, 0x7c)      // i64.const -1; i64.add
+	b = appendU32(append(b, 0x22), fuel) // local.tee fuel
+	return rw.refuelLocal(b, fuel)
+}
+
+// bulkChargeLocal is bulkCharge on the local counter.
+func (rw *rewriter) bulkChargeLocal(b []byte, len32, fuel uint32) []byte {
+	b = appendU32(append(b, 0x22), len32)      // local.tee len32 (the instruction keeps its operand)
+	b = appendU32(append(b, 0x20), len32)      // local.get len32
+	b = append(b, 0x41)                        // i32.const
+	b = appendS64(b, bulkChargeFrom)           //   bulkChargeFrom
+	b = append(b, 0x4f, 0x04, 0x40)            // i32.ge_u; if (no result)
+	b = appendU32(append(b, 0x20), fuel)       //   local.get fuel
+	b = appendU32(append(b, 0x20), len32)      //   local.get len32
+	b = append(b, 0xad, 0x42, bulkChargeShift) //   i64.extend_i32_u; i64.const shift
+	b = append(b, 0x88, 0x7d)                  //   i64.shr_u; i64.sub
+	b = appendU32(append(b, 0x22), fuel)       //   local.tee fuel
+	b = rw.refuelLocal(b, fuel)
+	return append(b, 0x0b) // end
+}
+
+// loopWrappers is how many labels loopHead puts around a loop.
+const loopWrappers = 3
+
+// loopHead replaces `loop bt` and starts its body with the fuel check. The refuel call is not in the loop: a
+// call there, even on a path never taken, made wazero keep the loop's live values out of registers, and the
+// check cost several instructions more per iteration than its own. Instead a negative count leaves the loop for
+// a handler after it, which refuels and enters the loop again (its state is all in locals, so re-entering at the
+// header is the same as continuing):
+//
+//	block bt          ;; done
+//	  loop            ;; retry
+//	    block         ;; exhausted
+//	      loop bt     ;; the original loop
+//	        <count down; br_if exhausted when negative>
+//	        ...original body...
+//	      end
+//	      br done     ;; the loop ended normally, with its results
+//	    end
+//	    <refuel; give back the unit the header will charge again>
+//	    br retry
+//	  end
+//	  unreachable
+//	end
+func (rw *rewriter) loopHead(b []byte, bt byte, local bool, fuel uint32) []byte {
+	b = append(b, 0x02, bt, 0x03, 0x40, 0x02, 0x40, 0x03, bt)
+	if local {
+		b = appendU32(append(b, 0x20), fuel) // local.get fuel
+		b = append(b, 0x42, 0x7f, 0x7c)      // i64.const -1; i64.add
+		b = appendU32(append(b, 0x22), fuel) // local.tee fuel
+	} else {
+		b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+		b = append(b, 0x42, 0x7f, 0x7c)               // i64.const -1; i64.add
+		b = appendU32(append(b, 0x22), fuel)          // local.tee tmp
+		b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
+		b = appendU32(append(b, 0x20), fuel)          // local.get tmp
+	}
+	return append(b, 0x42, 0x00, 0x53, 0x0d, 0x01) // i64.const 0; i64.lt_s; br_if exhausted
+}
+
+// loopTail follows the original loop's end: the rest of the structure loopHead began.
+func (rw *rewriter) loopTail(b []byte, local bool, fuel uint32) []byte {
+	b = append(b, 0x0c, 0x02, 0x0b) // br done; end (exhausted)
+	if local {
+		b = rw.syncFuel(b, fuel)
+	}
+	b = appendU32(append(b, 0x10), rw.refuelFunc) // call refuel
+	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	b = append(b, 0x42, 0x01, 0x7c)               // i64.const 1; i64.add
+	if local {
+		b = appendU32(append(b, 0x21), fuel) // local.set fuel
+	} else {
+		b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
+	}
+	return append(b, 0x0c, 0x00, 0x0b, 0x00, 0x0b) // br retry; end (retry); unreachable; end (done)
+}
+
 // isBulkMemory reports the 0xfc sub-opcodes whose cost grows with a length operand on top of the stack:
-// memory.init, memory.copy and memory.fill.
-func isBulkMemory(sub uint32) bool { return sub == 8 || sub == 10 || sub == 11 }
+// memory.copy and memory.fill.
+func isBulkMemory(sub uint32) bool { return sub == 10 || sub == 11 }
 
 // bulkChargeShift makes a bulk memory instruction cost one fuel unit per 2^bulkChargeShift bytes: Go's memmove
 // moves 64 bytes in about the time the interpreter spends on one unit (~6 ns), so a fuel slice bounds wall time
@@ -367,15 +541,20 @@ func (rw *rewriter) growCheck(b []byte, res uint32) []byte {
 }
 
 // stackCheck replaces a global.set of the stack pointer, with tmp an i32 scratch local:
-// tmp = new; if tmp < low { stackOverflow() }; sp = tmp.
-func (rw *rewriter) stackCheck(b []byte, tmp uint32) []byte {
+// tmp = new; if tmp < low { low = 0; trap }; sp = tmp.
+// In a function that keeps its fuel in the local fuel, the local is written back first, so the fuel the run
+// reports is exact when the guard ends it.
+func (rw *rewriter) stackCheck(b []byte, tmp uint32, local bool, fuel uint32) []byte {
 	b = appendU32(append(b, 0x22), tmp)          // local.tee tmp
 	b = appendU32(append(b, 0x23), rw.lowGlobal) // global.get low
-	b = append(b, 0x49, 0x04, 0x40, 0x10)        // i32.lt_u; if; call
-	b = appendU32(b, rw.stackFunc)
-	b = append(b, 0x0b)                            // end
-	b = appendU32(append(b, 0x20), tmp)            // local.get tmp
-	return appendU32(append(b, 0x24), rw.spGlobal) // global.set sp
+	b = append(b, 0x49, 0x04, 0x40)              // i32.lt_u; if
+	if local {
+		b = rw.syncFuel(b, fuel)
+	}
+	b = appendU32(append(b, 0x41, 0x00, 0x24), rw.lowGlobal) // i32.const 0; global.set low: the host's mark
+	b = append(b, 0x00, 0x0b)                                // unreachable; end
+	b = appendU32(append(b, 0x20), tmp)                      // local.get tmp
+	return appendU32(append(b, 0x24), rw.spGlobal)           // global.set sp
 }
 
 // hookCall calls env.jsFunctionProxy(0, 0, argc, 0) and drops its result.
@@ -387,27 +566,23 @@ func hookCall(b []byte, proxyFunc uint32, argc int64) []byte {
 	return append(b, 0x1a) // drop
 }
 
-// hookBody is an appended function that reports to the host with a sentinel argc. The stack hook never
-// returns normally (the host aborts the run); unreachable makes sure of it.
+// hookBody is an appended function that reports to the host with a sentinel argc.
 func hookBody(proxyFunc uint32, argc int64) []byte {
 	b := []byte{0x00} // no locals
 	b = hookCall(b, proxyFunc, argc)
-	if argc == hookStack {
-		b = append(b, 0x00)
-	}
 	return append(b, 0x0b)
 }
 
 type rewriter struct {
-	fuelGlobal, refuelFunc         uint32
-	spGlobal, lowGlobal, stackFunc uint32
-	memoryFunc                     uint32
-	disabled                       int64 // address of disabledModule's name in memory
-	referencesDisabled             bool  // the body just rewritten loads that address
-	loops                          int
-	bulkOps                        int
-	grows                          int
-	stackWrites                    int
+	fuelGlobal, refuelFunc uint32
+	spGlobal, lowGlobal    uint32
+	memoryFunc             uint32
+	disabled               int64 // address of disabledModule's name in memory
+	referencesDisabled     bool  // the body just rewritten loads that address
+	loops                  int
+	bulkOps                int
+	grows                  int
+	stackWrites            int
 }
 
 // maxLocals is the most locals a function may declare (wazero's and the engines' common limit).
@@ -415,7 +590,7 @@ const maxLocals = 50000
 
 // body rewrites one function body: the locals are copied and two scratch locals appended, a fuel check goes
 // first, then every instruction is decoded so that loop headers and stack-pointer writes are found exactly.
-func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
+func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 	r := &reader{b: body}
 	groups, err := r.u32()
 	if err != nil {
@@ -440,11 +615,40 @@ func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
 	out = appendU32(out, groups+2)
 	out = append(out, body[declStart:r.pos]...)
 	out = append(out, 1, valI64, 1, valI32)
-	out = rw.fuelCheck(out, fuelTmp)
+	if local {
+		out = rw.fuelEntryLocal(out, fuelTmp)
+	} else {
+		out = rw.fuelCheck(out, fuelTmp)
+	}
 	copied := r.pos
+	// syncBefore writes the local counter back to the global before the instruction that starts at start: a
+	// call (whose callee, and the host, work on the global), or an exit from the function.
+	syncBefore := func(start int) {
+		if local {
+			out = append(out, body[copied:start]...)
+			out = rw.syncFuel(out, fuelTmp)
+			copied = start
+		}
+	}
 
-	depth := 1 // the function body is an implicit block
-	for depth > 0 {
+	// frames are the open structures, the function body first. A loop is wrapped (see loopHead): branches
+	// from inside it to a structure outside cross its three wrapper labels, so their label numbers are shifted.
+	frames := []bool{false} // wrapped
+	// label maps a branch label read at the current position to the one the rewritten body needs.
+	label := func(l uint32) (uint32, bool) {
+		target := len(frames) - 1 - int(l)
+		if target < 0 {
+			return 0, false
+		}
+		shifted := l
+		for i := target + 1; i < len(frames); i++ {
+			if frames[i] {
+				shifted += loopWrappers
+			}
+		}
+		return shifted, true
+	}
+	for len(frames) > 0 {
 		start := r.pos
 		op, err := r.byte()
 		if err != nil {
@@ -455,18 +659,92 @@ func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
 			if err := r.blockType(); err != nil {
 				return nil, err
 			}
-			depth++
+			frames = append(frames, false)
 		case op == 0x03: // loop: charge every iteration at its header
+			btStart := r.pos
 			if err := r.blockType(); err != nil {
 				return nil, err
 			}
-			depth++
-			out = append(out, body[copied:r.pos]...)
-			out = rw.fuelCheck(out, fuelTmp)
+			bt := body[btStart:r.pos]
+			wrap := len(bt) == 1 // no params: the wrappers can take the loop's result type
+			frames = append(frames, wrap)
+			out = append(out, body[copied:start]...)
+			if wrap {
+				out = rw.loopHead(out, bt[0], local, fuelTmp)
+			} else {
+				out = append(out, body[start:r.pos]...)
+				if local {
+					out = rw.fuelLoopLocal(out, fuelTmp)
+				} else {
+					out = rw.fuelCheck(out, fuelTmp)
+				}
+			}
 			copied = r.pos
 			rw.loops++
 		case op == 0x0b: // end
-			depth--
+			if len(frames) == 1 {
+				syncBefore(start) // falling off the end returns
+			}
+			wrapped := frames[len(frames)-1]
+			frames = frames[:len(frames)-1]
+			if wrapped {
+				out = append(out, body[copied:r.pos]...)
+				out = rw.loopTail(out, local, fuelTmp)
+				copied = r.pos
+			}
+		case op == 0x0f: // return
+			syncBefore(start)
+		case op == 0x0c || op == 0x0d: // br, br_if: a branch to the function's own label returns
+			l, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			if int(l) == len(frames)-1 {
+				syncBefore(start)
+			}
+			shifted, ok := label(l)
+			if !ok {
+				return nil, fmt.Errorf("%w: branch label %d out of range", errMalformed, l)
+			}
+			out = append(out, body[copied:start]...)
+			out = appendU32(append(out, op), shifted)
+			copied = r.pos
+		case op == 0x0e: // br_table
+			n, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			labels := make([]uint32, 0, min(int(n)+1, len(body)))
+			exits := false
+			for range n + 1 {
+				l, err := r.u32()
+				if err != nil {
+					return nil, err
+				}
+				exits = exits || int(l) == len(frames)-1
+				shifted, ok := label(l)
+				if !ok {
+					return nil, fmt.Errorf("%w: branch label %d out of range", errMalformed, l)
+				}
+				labels = append(labels, shifted)
+			}
+			if exits {
+				syncBefore(start)
+			}
+			out = append(out, body[copied:start]...)
+			out = appendU32(append(out, op), n)
+			for _, l := range labels {
+				out = appendU32(out, l)
+			}
+			copied = r.pos
+		case (op == 0x10 || op == 0x11) && local: // call, call_indirect: the callee charges the global
+			syncBefore(start)
+			if err := r.skipImmediates(op); err != nil {
+				return nil, err
+			}
+			out = append(out, body[copied:r.pos]...)
+			out = rw.reloadFuel(out, fuelTmp)
+			copied = r.pos
 		case op == 0xfc:
 			sub, err := r.u32()
 			if err != nil {
@@ -474,7 +752,11 @@ func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
 			}
 			if isBulkMemory(sub) { // charge the length first
 				out = append(out, body[copied:start]...)
-				out = rw.bulkCharge(out, stackTmp, fuelTmp)
+				if local {
+					out = rw.bulkChargeLocal(out, stackTmp, fuelTmp)
+				} else {
+					out = rw.bulkCharge(out, stackTmp, fuelTmp)
+				}
 				copied = start
 				rw.bulkOps++
 			}
@@ -504,7 +786,7 @@ func (rw *rewriter) body(body []byte, params int) ([]byte, error) {
 			}
 			if idx == rw.spGlobal {
 				out = append(out, body[copied:start]...)
-				out = rw.stackCheck(out, stackTmp)
+				out = rw.stackCheck(out, stackTmp, local, fuelTmp)
 				copied = r.pos
 				rw.stackWrites++
 			}
@@ -535,8 +817,10 @@ func (r *reader) blockType() error {
 
 // skipImmediates consumes the immediates of every opcode other than the structured ones handled by the caller.
 // The accepted set is exactly what the QuickJS build uses: MVP, sign extension, saturating truncation and
-// memory.copy/fill/init and data.drop. Anything else (SIMD, reference types, tables, atomics, exceptions) is
-// refused.
+// memory.copy and memory.fill. Anything else (SIMD, reference types, tables, atomics, exceptions) is refused, and
+// so are memory.init and data.drop: with no instruction that reads or drops a data segment, and none that
+// changes a table, an instance's segments and tables are the same after any run, which is what lets a used
+// instance be reset to the snapshot by restoring its memory and globals (instance.go).
 func (r *reader) skipImmediates(op byte) error {
 	switch {
 	case op == 0x00 || op == 0x01 || op == 0x05 || op == 0x0f || op == 0x1a || op == 0x1b:
@@ -604,14 +888,6 @@ func (r *reader) skipMiscImmediates(sub uint32) error {
 	switch {
 	case sub <= 7: // saturating truncation
 		return nil
-	case sub == 8: // memory.init dataidx 0x00
-		if _, err := r.u32(); err != nil {
-			return err
-		}
-		return r.zeroByte()
-	case sub == 9: // data.drop dataidx
-		_, err := r.u32()
-		return err
 	case sub == 10: // memory.copy 0x00 0x00
 		if err := r.zeroByte(); err != nil {
 			return err

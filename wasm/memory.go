@@ -17,8 +17,8 @@ import (
 // memory lives outside the Go heap, so the garbage collector's headroom does not double it either.
 type linearMemory struct {
 	limit uint64
-	// snapshotBytes is the size of the snapshot every run writes over [0, snapshotBytes) before guest code runs:
-	// the buffer is taken at least that large, and only what lies beyond must be zeroed when it is recycled.
+	// snapshotBytes is the size of the snapshot every run restores over [0, snapshotBytes) before guest code
+	// runs: the buffer is taken at least that large, and only what lies beyond must be zeroed when it is recycled.
 	snapshotBytes uint64
 	pool          bufferPool
 	buf           []byte
@@ -56,6 +56,9 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 // code would leak into another run or crash the process. The run releases it once its guest has stopped.
 func (m *linearMemory) Free() {}
 
+// zero makes m.buf[from:to] zero again, as cheaply as the pool can.
+func (m *linearMemory) zero(from, to uint64) { m.pool.zero(m.buf[:cap(m.buf)], from, to) }
+
 // release returns the buffer to the pool. Only the run that owns the memory calls it, after the guest stopped.
 func (m *linearMemory) release() {
 	if m.buf != nil {
@@ -69,6 +72,9 @@ func (m *linearMemory) release() {
 type bufferPool interface {
 	get(want, limit uint64) []byte
 	put(buf []byte, zeroFrom uint64)
+	// zero makes buf[from:to] zero, where buf is a whole buffer from get; where the OS allows, the pages in the
+	// range are given back instead of written, so only those a run touched cost anything.
+	zero(buf []byte, from, to uint64)
 	close()
 }
 
@@ -83,6 +89,8 @@ func (p *heapPool) get(want, limit uint64) []byte {
 	}
 	return make([]byte, 0, min(want, limit))
 }
+
+func (p *heapPool) zero(buf []byte, from, to uint64) { clear(buf[from:to]) }
 
 func (p *heapPool) put(buf []byte, zeroFrom uint64) {
 	if uint64(len(buf)) > zeroFrom {

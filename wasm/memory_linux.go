@@ -58,15 +58,34 @@ func (p *mmapPool) get(want, limit uint64) []byte {
 	return b[:0]
 }
 
+// zero clears buf[from:to] where it is not whole OS pages and gives the whole pages back with MADV_DONTNEED:
+// the kernel drops only the pages a run touched, and supplies zeroed ones again if the next run touches them.
+func (p *mmapPool) zero(buf []byte, from, to uint64) {
+	if !p.zeroPages(buf, int(from), int(to)) {
+		clear(buf[from:to])
+	}
+}
+
+// zeroPages zeroes full[from:to] of one of this pool's mappings; it reports false when full is not one or
+// madvise failed.
+func (p *mmapPool) zeroPages(full []byte, from, to int) bool {
+	if cap(full) != p.reserve {
+		return false
+	}
+	full = full[:cap(full)]
+	pageStart := min((from+p.page-1)/p.page*p.page, to)
+	pageEnd := max(to/p.page*p.page, pageStart)
+	clear(full[from:pageStart])
+	clear(full[pageEnd:to])
+	return pageEnd == pageStart || syscall.Madvise(full[pageStart:pageEnd], syscall.MADV_DONTNEED) == nil
+}
+
 func (p *mmapPool) put(buf []byte, zeroFrom uint64) {
 	if cap(buf) != p.reserve {
 		return // a Go-heap fallback buffer: the garbage collector takes it
 	}
-	used, full := len(buf), buf[:cap(buf)]
-	from := min(int(zeroFrom), used)
-	pageStart := min((from+p.page-1)/p.page*p.page, used)
-	clear(full[from:pageStart])
-	if used > pageStart && syscall.Madvise(full[pageStart:used], syscall.MADV_DONTNEED) != nil {
+	full := buf[:cap(buf)]
+	if !p.zeroPages(full, min(int(zeroFrom), len(buf)), len(buf)) {
 		_ = syscall.Munmap(full)
 		return
 	}

@@ -55,3 +55,62 @@ func TestMemoryCapAndPeak(t *testing.T) {
 	assert.EqualValues(t, 4*pageSize, m.peak)
 	m.release()
 }
+
+// zero clears exactly [from, to) on both pools, also where the range starts or ends inside an OS page.
+func TestPoolZeroClearsExactlyTheRange(t *testing.T) {
+	for name, pool := range map[string]bufferPool{"heap": &heapPool{}, "os": newBufferPool(64 * pageSize)} {
+		t.Run(name, func(t *testing.T) {
+			defer pool.close()
+			for _, rg := range [][2]uint64{{0, 0}, {0, 8192}, {100, 5000}, {4096, 3 * 4096}, {10, 4 * pageSize}, {7, 11}} {
+				buf := pool.get(4*pageSize, 64*pageSize)[:4*pageSize]
+				for i := range buf {
+					buf[i] = 0xcd
+				}
+				pool.zero(buf[:cap(buf)], rg[0], rg[1])
+				for i, c := range buf {
+					want := byte(0xcd)
+					if uint64(i) >= rg[0] && uint64(i) < rg[1] {
+						want = 0
+					}
+					if c != want {
+						t.Fatalf("range %v: byte %d is %#x, want %#x", rg, i, c, want)
+					}
+				}
+				pool.put(buf, 0)
+			}
+		})
+	}
+}
+
+// snapshotRanges covers the memory exactly, in order, and every range it marks zero is zero: restoring from the
+// ranges over any garbage gives the snapshot back.
+func FuzzSnapshotRanges(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint16(0), uint32(40000))
+	f.Add([]byte{}, uint16(9000), uint32(70000))
+	f.Add([]byte{0xff}, uint16(60000), uint32(65535))
+	f.Fuzz(func(t *testing.T, data []byte, at uint16, size uint32) {
+		size %= 1 << 18
+		memory := make([]byte, int(size)+len(data))
+		copy(memory[min(int(at), int(size)):], data)
+		// Sprinkle a byte every few pages so that short and long zero runs both occur.
+		for i := int(at) * 3; i < len(memory) && at > 0; i += int(at) * 5 {
+			memory[i] = 1
+		}
+		ranges := snapshotRanges(memory)
+		restored := bytes.Repeat([]byte{0xee}, len(memory))
+		next := uint32(0)
+		for _, rg := range ranges {
+			require.Equal(t, next, rg.from, "ranges are contiguous")
+			require.Less(t, rg.from, rg.to, "no empty range")
+			if rg.zero {
+				require.True(t, isZero(memory[rg.from:rg.to]))
+				clear(restored[rg.from:rg.to])
+			} else {
+				copy(restored[rg.from:rg.to], memory[rg.from:rg.to])
+			}
+			next = rg.to
+		}
+		require.EqualValues(t, len(memory), next, "the ranges cover all of the memory")
+		require.Equal(t, memory, restored)
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 )
 
 func TestEmbeddedModuleIsPinned(t *testing.T) {
@@ -102,7 +103,7 @@ func TestInstrumentTinyModule(t *testing.T) {
 	body := []byte{0x00, 0x03, 0x40, 0x23, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00, 0x0b, 0x0b}
 	out, stats, err := instrument(tinyModule(body))
 	require.NoError(t, err)
-	assert.Equal(t, instrumentStats{functions: 2, loops: 1, stackWrites: 1, disabled: 1, originalFuncs: 3}, stats)
+	assert.Equal(t, instrumentStats{functions: 2, loops: 1, stackWrites: 1, disabled: 1, localFuel: 1, originalFuncs: 3}, stats)
 
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)
@@ -133,6 +134,13 @@ func TestInstrumentRejectsWhatItDoesNotKnow(t *testing.T) {
 		"simd v128.const":  {0x00, 0xfd, 0x0c, 0x0b},
 		"table.get":        {0x00, 0x41, 0x00, 0x25, 0x00, 0x1a, 0x0b},
 		"table.grow (fc)":  {0x00, 0xfc, 0x0f, 0x00, 0x0b},
+		"table.set":        {0x00, 0x41, 0x00, 0xd2, 0x00, 0x26, 0x00, 0x0b},
+		"table.init":       {0x00, 0x41, 0x00, 0x41, 0x00, 0x41, 0x00, 0xfc, 0x0c, 0x00, 0x00, 0x0b},
+		"elem.drop":        {0x00, 0xfc, 0x0d, 0x00, 0x0b},
+		"table.copy":       {0x00, 0x41, 0x00, 0x41, 0x00, 0x41, 0x00, 0xfc, 0x0e, 0x00, 0x00, 0x0b},
+		"table.fill":       {0x00, 0x41, 0x00, 0xd0, 0x70, 0x41, 0x00, 0xfc, 0x11, 0x00, 0x0b},
+		"memory.init":      {0x00, 0x41, 0x00, 0x41, 0x00, 0x41, 0x00, 0xfc, 0x08, 0x00, 0x00, 0x0b},
+		"data.drop":        {0x00, 0xfc, 0x09, 0x00, 0x0b},
 		"ref.null":         {0x00, 0xd0, 0x70, 0x1a, 0x0b},
 		"atomics prefix":   {0x00, 0xfe, 0x00, 0x0b},
 		"memory index one": {0x00, 0x3f, 0x01, 0x1a, 0x0b},
@@ -284,4 +292,88 @@ func FuzzSLEB(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A function whose loops are wrapped for the out-of-loop refuel, with branches that cross the wrappers (br_if to
+// a block outside, br_table to the enclosing loop, br_if to the function's own label) and a loop with a result:
+// instrumented, it computes what the original does, and charges exactly one unit per entry and loop iteration
+// however small the fuel slices are (a slice of 1 takes the refuel path at nearly every header).
+func TestInstrumentedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
+	body := []byte{0x01, 0x02, valI32, // locals i, j
+		0x02, 0x40, // block B0
+		0x03, 0x40, // loop L1
+		0x20, 0x00, 0x41, 0x0a, 0x4f, 0x0d, 0x01, // br_if B0 (i >= 10)
+		0x20, 0x00, 0x41, 0x0c, 0x46, 0x0d, 0x02, // br_if to the function (i == 12, never)
+		0x20, 0x00, 0x41, 0x01, 0x6a, 0x21, 0x00, // i++
+		0x41, 0x00, 0x21, 0x01, // j = 0
+		0x03, 0x40, // loop L3
+		0x41, 0x00, 0x41, 0x00, 0x28, 0x02, 0x00, 0x41, 0x01, 0x6a, 0x36, 0x02, 0x00, // mem[0]++
+		0x20, 0x01, 0x41, 0x01, 0x6a, 0x22, 0x01, 0x41, 0x04, 0x4f, // j = j + 1; j >= 4
+		0x0e, 0x01, 0x00, 0x01, // br_table [L3] default L1
+		0x0b,                                 // end L3
+		0x0b,                                 // end L1
+		0x0b,                                 // end B0
+		0x03, valI32, 0x41, 0x07, 0x0b, 0x1a, // drop(loop (result i32) i32.const 7 end)
+		0x0b}
+	const wantCount, wantFuel = 40, 1 + 11 + 40 + 1 // entry, L1 headers, L3 headers, the result loop
+
+	original := tinyModule(body)
+	instrumented, stats, err := instrument(original)
+	require.NoError(t, err)
+	require.Equal(t, 3, stats.loops)
+	require.Equal(t, 1, stats.localFuel)
+
+	run := func(t *testing.T, wasmBytes []byte, slice int64) (count uint32, fuel int64) {
+		ctx := context.Background()
+		r := wazero.NewRuntime(ctx)
+		defer r.Close(ctx)
+		var granted int64
+		var fuelGlobal api.MutableGlobal
+		_, err := r.NewHostModuleBuilder("env").NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
+				require.EqualValues(t, hookFuel, int32(uint32(stack[2])))
+				used := granted - int64(fuelGlobal.Get())
+				granted = used + slice
+				fuelGlobal.Set(uint64(slice))
+				stack[0] = 0
+			}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
+			Export("jsFunctionProxy").Instantiate(ctx)
+		require.NoError(t, err)
+		mod, err := r.InstantiateWithConfig(ctx, wasmBytes, wazero.NewModuleConfig().WithStartFunctions())
+		require.NoError(t, err)
+		if g := mod.ExportedGlobal(exportFuel); g != nil {
+			fuelGlobal = g.(api.MutableGlobal)
+		}
+		_, err = mod.ExportedFunction("f").Call(ctx)
+		require.NoError(t, err)
+		count, _ = mod.Memory().ReadUint32Le(0)
+		if fuelGlobal != nil {
+			fuel = granted - int64(fuelGlobal.Get())
+		}
+		return count, fuel
+	}
+	count, _ := run(t, original, 0)
+	require.EqualValues(t, wantCount, count, "the original module")
+	for _, slice := range []int64{1, 2, 3, 7, 1000} {
+		count, fuel := run(t, instrumented, slice)
+		assert.EqualValues(t, wantCount, count, "slice %d", slice)
+		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
+	}
+}
+
+// A reset sets the globals the host knows; a module with another mutable global is refused rather than reused
+// with a value left by the last run.
+func TestInstrumentRefusesOtherMutableGlobals(t *testing.T) {
+	require.NoError(t, onlyStackPointerMutable(1, []byte{valI32, 1, 0x41, 0x10, 0x0b}))
+	require.NoError(t, onlyStackPointerMutable(2, []byte{valI32, 1, 0x41, 0x10, 0x0b, valI64, 0, 0x42, 0x01, 0x0b}), "an immutable one is fine")
+	err := onlyStackPointerMutable(2, []byte{valI32, 1, 0x41, 0x10, 0x0b, valI32, 1, 0x41, 0x00, 0x0b})
+	require.ErrorIs(t, err, ErrUnsupportedModule)
+	m := tinyModule([]byte{0x00, 0x0b})
+	mod, err := decodeModule(m)
+	require.NoError(t, err)
+	mod.section(sectionGlobal).payload = []byte{2, valI32, 1, 0x41, 0x10, 0x0b, valF64, 1, 0x44, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b}
+	_, _, err = instrument(mod.encode())
+	require.ErrorIs(t, err, ErrUnsupportedModule)
+	_, _, err = instrument(quickJSModule)
+	require.NoError(t, err, "the real module has only the stack pointer")
 }

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/toolsearch/toolsearch/internal/textcut"
@@ -57,7 +55,7 @@ type Result struct {
 	Usage  Usage
 }
 
-// Run evaluates script as a global script in a fresh instance, drives its jobs and timers until nothing is left
+// Run evaluates script as a global script in an instance in the snapshot's state, drives its jobs and timers until nothing is left
 // to do, and returns its completion value. Errors: *LimitError (errors.Is(err, context.DeadlineExceeded) for
 // the deadline), *ScriptError for an exception that escaped the script, ErrExit, ErrTrap, ErrClosed, ctx's own
 // error when the caller cancelled, or whatever a host function returned to abort the run.
@@ -101,6 +99,8 @@ type run struct {
 	deadline *Deadline
 	started  time.Time
 
+	inst         *instance
+	pooled       bool // the instance goes back to the engine's pool when the run ends
 	mod          api.Module
 	fns          map[string]api.Function
 	fuel         api.MutableGlobal
@@ -157,65 +157,58 @@ func newRun(e *Engine, ctx context.Context, o RunOptions) *run {
 	r.ctx = context.WithValue(r.ctx, runKey{}, r)
 	r.clock = newVirtualClock(r.started)
 	r.stdout.limit, r.stderr.limit = o.StdioBytes, o.StdioBytes
-	r.memory = &linearMemory{limit: o.MemoryBytes, pool: e.buffers, snapshotBytes: uint64(len(e.snap.memory))}
+	r.memory = &linearMemory{limit: o.MemoryBytes} // until the run has an instance, for its Usage
 	return r
 }
 
 type runKey struct{}
 
 func (r *run) instantiate(snap *snapshot) error {
-	if snap != nil && uint64(len(snap.memory)) > r.opts.MemoryBytes {
-		return NewLimitError(LimitMemory, r.opts.MemoryBytes, uint64(len(snap.memory)))
+	if snap != nil && uint64(snap.size) > r.opts.MemoryBytes {
+		return NewLimitError(LimitMemory, r.opts.MemoryBytes, uint64(snap.size))
 	}
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions(). // a WASI command: never run _start
-		WithStdout(&r.stdout).
-		WithStderr(&r.stderr).
-		WithWalltime(r.clock.walltime, sys.ClockResolution(time.Millisecond)).
-		WithNanotime(r.clock.nanotime, sys.ClockResolution(time.Microsecond)).
-		WithNanosleep(r.clock.sleep)
-	ictx := experimental.WithMemoryAllocator(r.ctx, r.memory)
-	mod, err := r.engine.runtime.InstantiateModule(ictx, r.engine.compiled, cfg)
-	if err != nil {
-		if r.ctx.Err() != nil {
-			return r.contextError()
+	var inst *instance
+	if snap != nil {
+		inst = r.engine.pool.get()
+	}
+	if inst == nil {
+		var err error
+		if inst, err = r.engine.newInstance(r.ctx, r.opts.MemoryBytes); err != nil {
+			if r.ctx.Err() != nil {
+				return r.contextError()
+			}
+			return fmt.Errorf("wasm: instantiate: %w", err) // the host's failure, not the guest's: no ErrTrap
 		}
-		return fmt.Errorf("wasm: instantiate: %w", err) // the host's failure, not the guest's: no ErrTrap
 	}
-	r.mod = mod
-	r.fns = map[string]api.Function{}
+	r.inst, r.pooled, r.mod, r.fns = inst, snap != nil, inst.mod, inst.fns
+	r.fuel, r.stackPointer, r.stackLow = inst.fuel, inst.stackPointer, inst.stackLow
+	inst.host.run = r
+	inst.runs++
+	// The memory's limits and records are the run's; the buffer is the instance's.
+	inst.memory.limit, inst.memory.refused = r.opts.MemoryBytes, false
+	inst.memory.peak = uint64(inst.mod.Memory().Size())
+	r.memory = inst.memory
+	if snap != nil {
+		if err := r.engine.restore(inst); err != nil {
+			return err
+		}
+		r.jsContext, r.filename = snap.jsContext, snap.filename
+	}
 	if r.engine.metered {
-		r.fuel = mod.ExportedGlobal(exportFuel).(api.MutableGlobal)
-		r.stackPointer = mod.ExportedGlobal(exportStackPoint).(api.MutableGlobal)
-		r.stackLow = mod.ExportedGlobal(exportStackLow).(api.MutableGlobal)
 		r.grantFuel(0)
 	}
-	if snap == nil {
-		return nil
-	}
-	mem := mod.Memory()
-	if need := uint32(len(snap.memory)); need > mem.Size() {
-		if _, ok := mem.Grow((need - mem.Size() + pageSize - 1) / pageSize); !ok {
-			return NewLimitError(LimitMemory, r.opts.MemoryBytes, uint64(need))
-		}
-	}
-	mem.Write(0, snap.memory)
-	if r.engine.metered {
-		// At rest (between exports) the stack pointer is back at the top of the stack, so an unmetered module,
-		// whose stack pointer is not exported, needs nothing restored.
-		r.stackPointer.Set(api.EncodeI32(int32(snap.stackPointer)))
-		r.stackLow.Set(api.EncodeI32(int32(snap.stackLow)))
-	}
-	r.jsContext, r.filename = snap.jsContext, snap.filename
 	return nil
 }
 
 func (r *run) close() {
-	if r.mod != nil {
-		_ = r.mod.Close(context.Background())
+	if inst := r.inst; inst != nil {
+		inst.host.run = nil
+		if r.pooled {
+			r.engine.pool.put(inst, r.engine.snap.size)
+		} else {
+			inst.close()
+		}
 	}
-	r.memory.release()
 	r.cancel()
 }
 
@@ -270,8 +263,9 @@ func (r *run) finish(err error) error {
 	if errors.As(err, &script) {
 		return r.classify(script)
 	}
-	// wazero reports exhausting its own call stack as a runtime error whose type is internal to wazero.
-	if strings.Contains(err.Error(), "stack overflow") {
+	// The stack guard marks its trap by zeroing the low-water mark (instrument.go); wazero reports exhausting
+	// its own call stack as a runtime error whose type is internal to wazero.
+	if r.stackLow != nil && uint32(r.stackLow.Get()) == 0 || strings.Contains(err.Error(), "stack overflow") {
 		return NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0)
 	}
 	if r.memory.refused {
@@ -381,8 +375,6 @@ func (e *Engine) jsFunctionProxy(ctx context.Context, mod api.Module, stack []ui
 		r.grantFuel(int64(r.fuel.Get()))
 		stack[0] = 0
 		return
-	case hookStack:
-		r.abort(NewLimitError(LimitStack, uint64(r.engineStackBytes()), 0))
 	case hookMemory:
 		r.memory.refused = true
 		stack[0] = 0
