@@ -387,3 +387,22 @@ func isFramingWord(stem string) bool {
 	}
 	return false
 }
+
+// longRequestWords is where a request stops being terse: one with more content words than this is ranked as a
+// request (see rankConfig.long), one with at most this many exactly as a keyword query.
+const longRequestWords = 6
+
+// contentWords counts the distinct words of q that carry its need: not stop words, light verbs or framing
+// words, the same words a query group counts as matchable (bounded like the query itself).
+func contentWords(q string) int {
+	q = textcut.Prefix(q, maxQueryBytes)
+	seen := make(map[string]bool)
+	splitWords(q, func(w string) {
+		t := analyze(w)
+		if t == "" || seen[t] || len(seen) >= maxQueryGroups || isLightVerb(t) || isFramingWord(t) {
+			return
+		}
+		seen[t] = true
+	})
+	return len(seen)
+}
