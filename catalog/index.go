@@ -548,23 +548,35 @@ func better(a, b scored) bool {
 	return a.doc < b.doc
 }
 
+// cell is one tool's running score during a query, its fields side by side so that a posting touches one cache
+// line, not one per array. Groups are folded in lazily: cur holds the best expansion of group gen (numbered from
+// 1; 0 means the query has not touched the tool), and is added to acc, with the group's coverage weight to
+// matched, only when a later group reaches the tool or the query ends. The sums are formed in group order, as if
+// each group were folded in as soon as it was done.
+type cell struct {
+	acc     float32 // sum of the groups folded in so far
+	cur     float32 // best expansion of group gen, plus its surface bonuses
+	matched float32 // coverage weight of the groups folded in
+	gen     uint32
+}
+
 type scratch struct {
-	acc      []float32 // total score per tool
-	group    []float32 // best expansion of the current group per tool
-	matched  []float32 // weight of the groups matched per tool
-	touched  []uint32
-	gtouched []uint32
+	cells   []cell
+	touched []uint32
 }
 
 func (ix *index) getScratch() *scratch {
 	if s, ok := ix.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{
-		acc:     make([]float32, ix.n),
-		group:   make([]float32, ix.n),
-		matched: make([]float32, ix.n),
-	}
+	return &scratch{cells: make([]cell, ix.n)}
+}
+
+// fold adds the pending group of c to its sums.
+func fold(c *cell, weights *[maxQueryGroups + 1]float32) {
+	c.acc += c.cur
+	c.matched += weights[c.gen]
+	c.cur = 0
 }
 
 // search ranks the tools for q and returns at most limit of them, best first.
@@ -575,56 +587,22 @@ func (ix *index) search(q string, limit int) []scored {
 	}
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
-
-	weights := ix.coverageWeights(groups)
-	var total float32 // coverage weight of all the query's words
-	live := 0         // words that match any tool and are not hints: a word no tool has cannot tell tools apart
-	for gi, g := range groups {
-		gw := weights[gi]
-		total += gw
-		if gw > 0 {
-			live++
-		}
-		for _, e := range g.exps {
-			idf := ix.idf[e.term] * e.w
-			for _, p := range ix.postings[e.term] {
-				d := p.doc
-				v := idf * p.w
-				if s.group[d] == 0 {
-					s.gtouched = append(s.gtouched, d)
-				}
-				if v > s.group[d] {
-					s.group[d] = v
-				}
-			}
-		}
-		if g.hasSurf {
-			ix.addSurface(s, g.hint, g.surface, ix.cfg.surface)
-		}
-		if g.hasText {
-			ix.addSurface(s, g.hint, g.textSurf, ix.cfg.textSurface)
-		}
-		for _, d := range s.gtouched {
-			if s.acc[d] == 0 {
-				s.touched = append(s.touched, d)
-			}
-			s.acc[d] += s.group[d]
-			if !g.hint {
-				s.matched[d] += gw
-			}
-			s.group[d] = 0
-		}
-		s.gtouched = s.gtouched[:0]
-	}
+	weights, total, live := ix.accumulate(s, groups, 0, len(groups), true)
 
 	top := newTopK(limit)
 	ng := max(total, 1e-6)
 	strength := ix.coverageStrength(live)
 	for _, d := range s.touched {
-		cov := s.matched[d] / ng
-		score := s.acc[d] * (1 + strength*cov*cov)
-		top.push(scored{doc: d, score: score, exact: containsID(exact, d)})
-		s.acc[d], s.matched[d] = 0, 0
+		c := &s.cells[d]
+		fold(c, &weights)
+		score := c.acc * (1 + strength*(c.matched/ng)*(c.matched/ng))
+		*c = cell{}
+		isExact := len(exact) > 0 && containsID(exact, d)
+		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
+		if len(top.h) == top.k && !isExact && (top.h[0].exact || score < top.h[0].score) {
+			continue
+		}
+		top.push(scored{doc: d, score: score, exact: isExact})
 	}
 	s.touched = s.touched[:0]
 	for _, d := range exact {
@@ -635,10 +613,57 @@ func (ix *index) search(q string, limit int) []scored {
 	return top.sorted()
 }
 
+// accumulate scores groups[from:to] of a query into s.cells, leaving the last group of each tool pending (see
+// cell), and returns the coverage weight of each group (indexed by gen, from 1), their total over all the
+// query's groups, and how many of all the groups are live (match some tool and are not hints: a word no tool
+// has cannot tell tools apart). surface false leaves out the bonuses for words written as in the tool. Search
+// scores all the groups at once; explain scores one group, or one expansion, at a time with the same code.
+func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surface bool) (weights [maxQueryGroups + 1]float32, total float32, live int) {
+	cw := ix.coverageWeights(groups)
+	for gi := range groups {
+		weights[gi+1] = cw[gi]
+		total += cw[gi]
+		if cw[gi] > 0 {
+			live++
+		}
+	}
+	for gi := from; gi < to; gi++ {
+		g := &groups[gi]
+		gen := uint32(gi + 1)
+		for _, e := range g.exps {
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				c := &s.cells[p.doc]
+				if c.gen != gen {
+					if c.gen == 0 {
+						s.touched = append(s.touched, p.doc)
+					} else {
+						fold(c, &weights)
+					}
+					c.gen = gen
+				}
+				if v := idf * p.w; v > c.cur {
+					c.cur = v
+				}
+			}
+		}
+		if !surface {
+			continue
+		}
+		if g.hasSurf {
+			ix.addSurface(s, gen, g.hint, g.surface, ix.cfg.surface)
+		}
+		if g.hasText {
+			ix.addSurface(s, gen, g.hint, g.textSurf, ix.cfg.textSurface)
+		}
+	}
+	return weights, total, live
+}
+
 // addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
 // match the word at all. A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
 // ("make" in make_call) would count more than the words that carry the need.
-func (ix *index) addSurface(s *scratch, hint bool, term uint32, weight float32) {
+func (ix *index) addSurface(s *scratch, gen uint32, hint bool, term uint32, weight float32) {
 	if weight == 0 {
 		return
 	}
@@ -647,8 +672,8 @@ func (ix *index) addSurface(s *scratch, hint bool, term uint32, weight float32) 
 		idf *= ix.cfg.lightVerb
 	}
 	for _, p := range ix.postings[term] {
-		if d := p.doc; s.group[d] > 0 {
-			s.group[d] += idf * p.w
+		if c := &s.cells[p.doc]; c.gen == gen && c.cur > 0 {
+			c.cur += idf * p.w
 		}
 	}
 }
