@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -80,11 +81,17 @@ func defaultRankConfig() rankConfig {
 }
 
 // posting is one (term, tool) pair. w is the query-independent part of BM25F, the saturated weighted term
-// frequency tf/(k1+tf), computed once at build time so that a query only multiplies and adds.
+// frequency tf/(k1+tf), computed once at build time so that a query only multiplies and adds. In a stem's list,
+// name and text are the w of the tool's postings of the stem's main form as written ("=word" and "~word", see
+// index.inlineName), so that a query word written in that form reads one list instead of three.
 type posting struct {
-	doc uint32
-	w   float32
+	doc        uint32
+	w          float32
+	name, text float32
 }
+
+// noTerm is a term id no term has.
+const noTerm = math.MaxUint32
 
 // surfacePrefix marks the unstemmed name terms, textSurfacePrefix the unstemmed words of the label, source name
 // and description; no analyzed word starts with either.
@@ -113,7 +120,13 @@ type index struct {
 	idf      []float32
 	synonyms map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
 	exact    map[string][]uint32 // lowercased name or id → tools
-	scratch  sync.Pool
+	// inlineName and inlineText give, for a stem, the "=word" and "~word" terms of its main form (the one most
+	// tools write), whose postings are folded into the stem's (posting.name, posting.text) and are empty
+	// themselves; noTerm where there is none. Most query words are written in the main form of their stem, and
+	// reading their surface bonuses from the stem's list halves what such a word reads; other forms keep lists
+	// of their own.
+	inlineName, inlineText []uint32
+	scratch                sync.Pool
 }
 
 func buildIndex(docs []docText, cfg rankConfig) *index {
@@ -230,6 +243,8 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		start = ends[d]
 	}
 
+	ix.inlineSurfaces()
+
 	ix.byString = make([]uint32, len(ix.vocab))
 	for i := range ix.byString {
 		ix.byString[i] = uint32(i)
@@ -249,6 +264,73 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 	}
 	return ix
+}
+
+// inlineSurfaces picks the main form of every stem and folds the postings of its surface terms into the stem's.
+// Surface postings are a subset of their stem's (a word indexed as written is indexed by its stem too), and both
+// lists are in tool order, so one merge walk does it.
+func (ix *index) inlineSurfaces() {
+	ix.inlineName = make([]uint32, len(ix.vocab))
+	ix.inlineText = make([]uint32, len(ix.vocab))
+	for i := range ix.inlineName {
+		ix.inlineName[i], ix.inlineText[i] = noTerm, noTerm
+	}
+	type form struct {
+		word  string
+		count int
+	}
+	best := make(map[uint32]form)
+	for id, v := range ix.vocab {
+		if !strings.HasPrefix(v, surfacePrefix) && !strings.HasPrefix(v, textSurfacePrefix) {
+			continue
+		}
+		w := v[1:]
+		stem, ok := ix.terms[analyze(w)]
+		if !ok {
+			continue
+		}
+		count := len(ix.postings[id])
+		if other, ok := ix.terms[otherSurface(v)]; ok {
+			count += len(ix.postings[other])
+		}
+		if b, ok := best[stem]; !ok || count > b.count || count == b.count && w < b.word {
+			best[stem] = form{w, count}
+		}
+	}
+	for stem, f := range best {
+		list := ix.postings[stem]
+		if id, ok := ix.terms[surfacePrefix+f.word]; ok {
+			ix.inlineName[stem] = id
+			mergeSurface(list, ix.postings[id], func(p *posting, w float32) { p.name = w })
+			ix.postings[id] = nil
+		}
+		if id, ok := ix.terms[textSurfacePrefix+f.word]; ok {
+			ix.inlineText[stem] = id
+			mergeSurface(list, ix.postings[id], func(p *posting, w float32) { p.text = w })
+			ix.postings[id] = nil
+		}
+	}
+}
+
+// otherSurface turns "=word" into "~word" and back.
+func otherSurface(v string) string {
+	if strings.HasPrefix(v, surfacePrefix) {
+		return textSurfacePrefix + v[1:]
+	}
+	return surfacePrefix + v[1:]
+}
+
+// mergeSurface sets, through set, each posting of stem whose tool has a posting in surf to that posting's w.
+func mergeSurface(stem, surf []posting, set func(*posting, float32)) {
+	i := 0
+	for _, sp := range surf {
+		for i < len(stem) && stem[i].doc < sp.doc {
+			i++
+		}
+		if i < len(stem) && stem[i].doc == sp.doc {
+			set(&stem[i], sp.w)
+		}
+	}
 }
 
 func containsID(ids []uint32, id uint32) bool {
@@ -548,35 +630,41 @@ func better(a, b scored) bool {
 	return a.doc < b.doc
 }
 
-// cell is one tool's running score during a query, its fields side by side so that a posting touches one cache
-// line, not one per array. Groups are folded in lazily: cur holds the best expansion of group gen (numbered from
-// 1; 0 means the query has not touched the tool), and is added to acc, with the group's coverage weight to
-// matched, only when a later group reaches the tool or the query ends. The sums are formed in group order, as if
-// each group were folded in as soon as it was done.
+// cell is one tool's running score during a query, eight bytes so that the cells of 100,000 tools stay in a
+// core's cache: the sum of the groups that matched it so far, and which groups those were (bit i: group i), from
+// which the coverage weight is summed once, in group order, at the end.
 type cell struct {
-	acc     float32 // sum of the groups folded in so far
-	cur     float32 // best expansion of group gen, plus its surface bonuses
-	matched float32 // coverage weight of the groups folded in
-	gen     uint32
+	acc  float32
+	mask uint32
 }
 
 type scratch struct {
-	cells   []cell
-	touched []uint32
+	cells    []cell
+	cur      []float32 // best expansion of the current group per tool, for groups read from several lists
+	touched  []uint32  // tools some group matched, in the order first matched
+	gtouched []uint32  // tools the current group matched, for groups read from several lists
+	table    [1 << maxTableGroups]float32
 }
+
+// maxTableGroups: a query of up to this many groups looks the coverage weight of a tool's groups up in a table.
+const maxTableGroups = 10
 
 func (ix *index) getScratch() *scratch {
 	if s, ok := ix.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{cells: make([]cell, ix.n)}
+	return &scratch{cells: make([]cell, ix.n), cur: make([]float32, ix.n)}
 }
 
-// fold adds the pending group of c to its sums.
-func fold(c *cell, weights *[maxQueryGroups + 1]float32) {
-	c.acc += c.cur
-	c.matched += weights[c.gen]
-	c.cur = 0
+// matchedWeight sums the coverage weights of the groups in mask, in group order.
+func matchedWeight(mask uint32, weights *[maxQueryGroups]float32) float32 {
+	var m float32
+	for gi := 0; mask != 0; gi, mask = gi+1, mask>>1 {
+		if mask&1 != 0 {
+			m += weights[gi]
+		}
+	}
+	return m
 }
 
 // search ranks the tools for q and returns at most limit of them, best first.
@@ -592,10 +680,27 @@ func (ix *index) search(q string, limit int) []scored {
 	top := newTopK(limit)
 	ng := max(total, 1e-6)
 	strength := ix.coverageStrength(live)
+	// The coverage weight of every combination of a short query's groups, each summed in group order as
+	// matchedWeight does: the sum of a mask's lower groups plus its highest.
+	var table []float32
+	if len(groups) <= maxTableGroups {
+		table = s.table[:1<<len(groups)]
+		table[0] = 0
+		for m := 1; m < len(table); m++ {
+			hb := bits.Len(uint(m)) - 1
+			table[m] = table[m&^(1<<hb)] + weights[hb]
+		}
+	}
 	for _, d := range s.touched {
 		c := &s.cells[d]
-		fold(c, &weights)
-		score := c.acc * (1 + strength*(c.matched/ng)*(c.matched/ng))
+		var m float32
+		if table != nil {
+			m = table[c.mask]
+		} else {
+			m = matchedWeight(c.mask, &weights)
+		}
+		cov := m / ng
+		score := c.acc * (1 + strength*cov*cov)
 		*c = cell{}
 		isExact := len(exact) > 0 && containsID(exact, d)
 		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
@@ -613,67 +718,160 @@ func (ix *index) search(q string, limit int) []scored {
 	return top.sorted()
 }
 
-// accumulate scores groups[from:to] of a query into s.cells, leaving the last group of each tool pending (see
-// cell), and returns the coverage weight of each group (indexed by gen, from 1), their total over all the
-// query's groups, and how many of all the groups are live (match some tool and are not hints: a word no tool
+// accumulate scores groups[from:to] of a query into s.cells and returns the coverage weight of each of the
+// query's groups, their total, and how many of them are live (match some tool and are not hints: a word no tool
 // has cannot tell tools apart). surface false leaves out the bonuses for words written as in the tool. Search
 // scores all the groups at once; explain scores one group, or one expansion, at a time with the same code.
-func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surface bool) (weights [maxQueryGroups + 1]float32, total float32, live int) {
-	cw := ix.coverageWeights(groups)
-	for gi := range groups {
-		weights[gi+1] = cw[gi]
-		total += cw[gi]
-		if cw[gi] > 0 {
+//
+// A tool's score for a group is its best expansion, plus the group word's surface bonuses. The common group, one
+// expansion whose bonuses (if any) are folded into its postings (see index.inlineName), is added to the tools'
+// sums straight from its list; any other group first finds each tool's best in s.cur. Both add the same floats in
+// the same order.
+func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surface bool) (weights [maxQueryGroups]float32, total float32, live int) {
+	weights = ix.coverageWeights(groups)
+	for _, w := range weights[:len(groups)] {
+		total += w
+		if w > 0 {
 			live++
 		}
 	}
 	for gi := from; gi < to; gi++ {
 		g := &groups[gi]
-		gen := uint32(gi + 1)
-		for _, e := range g.exps {
+		bit := uint32(1) << gi
+		stem, inline := ix.stemOfGroup(g)
+		nameW, textW := ix.surfaceWeights(g, surface)
+		// A word written in its stem's main form finds both its bonuses in the stem's list (both or neither: the
+		// main form's "=word" and "~word" are folded in together).
+		nameInline := inline && g.hasSurf && ix.inlineName[stem] == g.surface
+		textInline := inline && g.hasText && ix.inlineText[stem] == g.textSurf
+		var inlineName, inlineText float32
+		if nameInline {
+			inlineName = nameW * ix.idf[g.surface]
+		}
+		if textInline {
+			inlineText = textW * ix.idf[g.textSurf]
+		}
+		separate := g.hasSurf && !nameInline && nameW != 0 || g.hasText && !textInline && textW != 0
+		if len(g.exps) == 1 && !separate {
+			e := g.exps[0]
+			if !inline {
+				inlineName, inlineText = 0, 0
+			}
 			idf := ix.idf[e.term] * e.w
 			for _, p := range ix.postings[e.term] {
+				// Without branches: a tool without the surface word has p.name or p.text 0, and adding 0 leaves
+				// the float as it is, the same as adding nothing.
+				v := idf*p.w + inlineName*p.name + inlineText*p.text
 				c := &s.cells[p.doc]
-				if c.gen != gen {
-					if c.gen == 0 {
-						s.touched = append(s.touched, p.doc)
-					} else {
-						fold(c, &weights)
-					}
-					c.gen = gen
+				if c.mask == 0 {
+					s.touched = append(s.touched, p.doc)
 				}
-				if v := idf * p.w; v > c.cur {
-					c.cur = v
-				}
+				c.acc += v
+				c.mask |= bit
 			}
-		}
-		if !surface {
 			continue
 		}
-		if g.hasSurf {
-			ix.addSurface(s, gen, g.hint, g.surface, ix.cfg.surface)
+		// The stem's own list goes last: a best expansion is a maximum, the same in any order, and the main
+		// form's bonuses stored with the stem's postings must be added after it.
+		for _, e := range g.exps {
+			if !inline || e.term != stem {
+				ix.scoreExpansion(s, e)
+			}
 		}
-		if g.hasText {
-			ix.addSurface(s, gen, g.hint, g.textSurf, ix.cfg.textSurface)
+		if inline {
+			e := expansionOf(g, stem)
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				cur := &s.cur[p.doc]
+				if *cur == 0 {
+					s.gtouched = append(s.gtouched, p.doc)
+				}
+				if v := idf * p.w; v > *cur {
+					*cur = v
+				}
+				*cur += inlineName * p.name
+				*cur += inlineText * p.text
+			}
 		}
+		if g.hasSurf && !nameInline && nameW != 0 {
+			ix.addSurface(s, g.surface, nameW)
+		}
+		if g.hasText && !textInline && textW != 0 {
+			ix.addSurface(s, g.textSurf, textW)
+		}
+		for _, d := range s.gtouched {
+			c := &s.cells[d]
+			if c.mask == 0 {
+				s.touched = append(s.touched, d)
+			}
+			c.acc += s.cur[d]
+			c.mask |= bit
+			s.cur[d] = 0
+		}
+		s.gtouched = s.gtouched[:0]
 	}
 	return weights, total, live
 }
 
-// addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
-// match the word at all. A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
+// scoreExpansion raises each tool's best expansion of the current group (s.cur) to what e gives it.
+func (ix *index) scoreExpansion(s *scratch, e expansion) {
+	idf := ix.idf[e.term] * e.w
+	for _, p := range ix.postings[e.term] {
+		cur := &s.cur[p.doc]
+		if *cur == 0 {
+			s.gtouched = append(s.gtouched, p.doc)
+		}
+		if v := idf * p.w; v > *cur {
+			*cur = v
+		}
+	}
+}
+
+// stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
+// whenever some tool has the word).
+func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
+	id, ok := ix.terms[g.word]
+	if !ok {
+		return noTerm, false
+	}
+	for _, e := range g.exps {
+		if e.term == id {
+			return id, true
+		}
+	}
+	return noTerm, false
+}
+
+func expansionOf(g *queryGroup, term uint32) expansion {
+	for _, e := range g.exps {
+		if e.term == term {
+			return e
+		}
+	}
+	return expansion{}
+}
+
+// surfaceWeights are the factors of the bonuses for the group's word written as in a tool's name and in its
+// other text (0: none). A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
 // ("make" in make_call) would count more than the words that carry the need.
-func (ix *index) addSurface(s *scratch, gen uint32, hint bool, term uint32, weight float32) {
-	if weight == 0 {
-		return
+func (ix *index) surfaceWeights(g *queryGroup, surface bool) (name, text float32) {
+	if !surface {
+		return 0, 0
 	}
+	name, text = ix.cfg.surface, ix.cfg.textSurface
+	if g.hint {
+		name, text = name*ix.cfg.lightVerb, text*ix.cfg.lightVerb
+	}
+	return name, text
+}
+
+// addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
+// match the word at all.
+func (ix *index) addSurface(s *scratch, term uint32, weight float32) {
 	idf := ix.idf[term] * weight
-	if hint {
-		idf *= ix.cfg.lightVerb
-	}
 	for _, p := range ix.postings[term] {
-		if c := &s.cells[p.doc]; c.gen == gen && c.cur > 0 {
-			c.cur += idf * p.w
+		if cur := &s.cur[p.doc]; *cur > 0 {
+			*cur += idf * p.w
 		}
 	}
 }
