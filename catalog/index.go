@@ -144,10 +144,10 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		tf   [numFields]uint16
 	}
 	var (
-		flat    = make([]entry, 0, 48*len(docs)) // about the terms of a tool with a one-paragraph description
-		ends    = make([]int, len(docs))         // flat[ends[d-1]:ends[d]] are the entries of tool d
-		lens    = make([][numFields]uint32, len(docs))
-		slot    []int32 // term id → its entry in the current tool, or -1
+		flat    = make([]entry, 0, 48*len(docs))       // about the terms of a tool with a one-paragraph description
+		ends    = make([]int, len(docs))               // flat[ends[d-1]:ends[d]] are the entries of tool d
+		lens    = make([][numFields]uint32, len(docs)) // in half words: see halfWords
+		slot    []int32                                // term id → its entry in the current tool, or -1
 		sumLens [numFields]float64
 	)
 	for d := range docs {
@@ -192,7 +192,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				if prefix != "" {
 					count(prefix + w)
 				}
-				lens[d][f]++
+				lens[d][f] += halfWords(w)
 			})
 		}
 		for i := start; i < len(flat); i++ {
@@ -200,7 +200,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 		ends[d] = len(flat)
 		for f := range sumLens {
-			sumLens[f] += float64(lens[d][f])
+			sumLens[f] += float64(lens[d][f]) / 2
 		}
 		ix.exact[docs[d].name] = append(ix.exact[docs[d].name], uint32(d))
 		if docs[d].id != docs[d].name {
@@ -235,7 +235,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				if e.tf[f] == 0 {
 					continue
 				}
-				norm := 1 - cfg.b[f] + cfg.b[f]*float32(lens[d][f])/avg[f]
+				norm := 1 - cfg.b[f] + cfg.b[f]*(float32(lens[d][f])/2)/avg[f]
 				tf += cfg.boost[f] * float32(e.tf[f]) / norm
 			}
 			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d), w: tf * (cfg.k1 + 1) / (cfg.k1 + tf)})
@@ -331,6 +331,17 @@ func mergeSurface(stem, surf []posting, set func(*posting, float32)) {
 			set(&stem[i], sp.w)
 		}
 	}
+}
+
+// halfWords is how much a token adds to its field's length, in half words: a word counts one, a pair of
+// characters of an unspaced script half, since a run of n characters gives n-1 pairs but holds about n/2 words
+// (most Chinese and Japanese words have two characters). Counting every pair in full would make a Chinese
+// description look twice as long as it is, and shift the length normalisation of every other tool.
+func halfWords(w string) uint32 {
+	if r, _ := utf8.DecodeRuneInString(w); isUnspaced(r) {
+		return 1
+	}
+	return 2
 }
 
 func containsID(ids []uint32, id uint32) bool {
