@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sahilm/fuzzy"
@@ -60,6 +61,18 @@ type rankConfig struct {
 	// its words match some tool, so a long request to a catalog that knows few of its words counted as terse.
 	proseByMatched bool
 
+	// A request of more than longRequestWords content words is ranked as a request, not as keywords (see
+	// parsedQuery.long): its field weights are longBoost, so that one of its many words found in a tool's name
+	// does not outweigh a tool whose description and parameters match much more of it; numbers and quoted
+	// values ("48.8567", 'Alice-One-one-One') count longHint of a word, as weak hints; and a tool whose name's
+	// action (create, list, delete ...) is one the request asks for gets actionBonus more, which decides between
+	// look-alikes such as create_pull_request and list_pull_requests.
+	longBoost   [numFields]float32
+	longHint    float32
+	actionBonus float32
+	// shortActions applies actionBonus to terse queries too.
+	shortActions bool
+
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
 }
 
@@ -77,6 +90,9 @@ func defaultRankConfig() rankConfig {
 		surface:       0.25,
 		textSurface:   0.25,
 		lightVerb:     0.5,
+		longBoost:     [numFields]float32{fieldName: 3, fieldLabel: 2, fieldSource: 1.5, fieldDescription: 1, fieldParams: 0.5},
+		longHint:      1,
+		actionBonus:   0.005,
 	}
 }
 
@@ -86,7 +102,7 @@ func defaultRankConfig() rankConfig {
 // index.inlineName), so that a query word written in that form reads one list instead of three.
 type posting struct {
 	doc        uint32
-	w          float32
+	w          [2]float32 // for a terse query and for a long request (rankConfig.longBoost)
 	name, text float32
 }
 
@@ -126,6 +142,7 @@ type index struct {
 	// reading their surface bonuses from the stem's list halves what such a word reads; other forms keep lists
 	// of their own.
 	inlineName, inlineText []uint32
+	actions                []uint16 // per tool, its toolAction
 	scratch                sync.Pool
 }
 
@@ -202,6 +219,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		for f := range sumLens {
 			sumLens[f] += float64(lens[d][f]) / 2
 		}
+		ix.actions = append(ix.actions, toolAction(docs[d].fields[fieldName]))
 		ix.exact[docs[d].name] = append(ix.exact[docs[d].name], uint32(d))
 		if docs[d].id != docs[d].name {
 			ix.exact[docs[d].id] = append(ix.exact[docs[d].id], uint32(d))
@@ -230,15 +248,17 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	start := 0
 	for d := range docs {
 		for _, e := range flat[start:ends[d]] {
-			var tf float32
+			var tf, tfLong float32
 			for f := 0; f < numFields; f++ {
 				if e.tf[f] == 0 {
 					continue
 				}
 				norm := 1 - cfg.b[f] + cfg.b[f]*(float32(lens[d][f])/2)/avg[f]
 				tf += cfg.boost[f] * float32(e.tf[f]) / norm
+				tfLong += cfg.longBoost[f] * float32(e.tf[f]) / norm
 			}
-			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d), w: tf * (cfg.k1 + 1) / (cfg.k1 + tf)})
+			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d),
+				w: [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)}})
 		}
 		start = ends[d]
 	}
@@ -328,7 +348,7 @@ func mergeSurface(stem, surf []posting, set func(*posting, float32)) {
 			i++
 		}
 		if i < len(stem) && stem[i].doc == sp.doc {
-			set(&stem[i], sp.w)
+			set(&stem[i], sp.w[0])
 		}
 	}
 }
@@ -373,13 +393,134 @@ type queryGroup struct {
 	hasText   bool
 }
 
+// parsedQuery is a query analyzed against the index.
+type parsedQuery struct {
+	groups []queryGroup
+	exact  []uint32 // tools the query names exactly
+	// long: the query has more than longRequestWords content words, and is ranked as a request.
+	long bool
+	// actions are the action classes the request's words ask for (bit i: actionClasses[i]), in a long request.
+	actions uint16
+}
+
+// mode is the index of the posting weights the query reads (posting.w).
+func (pq *parsedQuery) mode() int {
+	if pq.long {
+		return 1
+	}
+	return 0
+}
+
 // parseQuery analyzes a query into groups, and finds the tools it names exactly.
-func (ix *index) parseQuery(q string) (groups []queryGroup, exact []uint32) {
+func (ix *index) parseQuery(q string) parsedQuery {
 	q = textcut.Prefix(q, maxQueryBytes)
-	exact = ix.exactMatches(q)
+	var pq parsedQuery
+	pq.exact = ix.exactMatches(q)
 	seen := make(map[string]bool)
-	splitWords(q, func(w string) { ix.addGroup(&groups, seen, w) })
-	return groups, exact
+	splitWords(q, func(w string) { ix.addGroup(&pq.groups, seen, w) })
+	content := 0
+	for _, g := range pq.groups {
+		if !g.hint {
+			content++
+		}
+	}
+	if content <= longRequestWords {
+		if ix.cfg.shortActions {
+			for _, g := range pq.groups {
+				pq.actions |= actionOf(g.word)
+			}
+		}
+		return pq // a terse query ranks as keywords, exactly as before long requests had rules of their own
+	}
+	pq.long = true
+	quoted := quotedWords(q)
+	for i := range pq.groups {
+		g := &pq.groups[i]
+		pq.actions |= actionOf(g.word)
+		if g.hint || ix.cfg.longHint >= 1 || !(isNumber(g.raw) || quoted[g.raw]) {
+			continue
+		}
+		for j := range g.exps {
+			g.exps[j].w *= ix.cfg.longHint
+		}
+		g.hint = true
+	}
+	return pq
+}
+
+// isNumber reports a word of digits only: a quantity, a date, a coordinate or an id in a request ("the 48 of
+// 48.8567"), which says little about which tool is meant.
+func isNumber(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// quotedWords returns the words of q written between quotes ('…', "…", `…`, “…”, ‘…’, 「…」): values a request
+// carries (a name, a title, a message), not words of its need. A quote must open at the start of a word and
+// close at its end, so the apostrophes of "don't" and "users'" open nothing.
+func quotedWords(q string) map[string]bool {
+	out := map[string]bool{}
+	pairs := map[rune]rune{'\'': '\'', '"': '"', '`': '`', '“': '”', '‘': '’', '「': '」'}
+	runes := []rune(q)
+	for i := 0; i < len(runes); i++ {
+		closeR, ok := pairs[runes[i]]
+		if !ok || i > 0 && (unicode.IsLetter(runes[i-1]) || unicode.IsDigit(runes[i-1])) {
+			continue
+		}
+		for j := i + 1; j < len(runes) && j-i <= 200; j++ {
+			if runes[j] != closeR {
+				continue
+			}
+			if j+1 < len(runes) && (unicode.IsLetter(runes[j+1]) || unicode.IsDigit(runes[j+1])) {
+				continue // an apostrophe inside a word
+			}
+			splitWords(string(runes[i+1:j]), func(w string) { out[w] = true })
+			i = j
+			break
+		}
+	}
+	return out
+}
+
+// actionClasses are the actions tool names start with, each with the words (stemmed) a request asks for it by.
+var actionClasses = [][]string{
+	{"creat", "add", "new", "insert", "generat", "build", "mak", "register", "post"},
+	{"list", "enumerat", "brows"},
+	{"get", "fetch", "retriev", "read", "show", "view", "load", "obtain", "detail"},
+	{"delet", "remov", "destroy", "eras", "drop", "purg", "trash"},
+	{"updat", "edit", "modify", "chang", "patch", "set", "renam", "alter", "reschedul"},
+	{"search", "find", "query", "lookup", "locat", "discover", "look"},
+	{"send", "publish", "deliver", "notify", "email", "messag"},
+	{"cancel", "stop", "kill", "terminat", "halt", "abort"},
+	{"upload", "attach"},
+	{"download", "export", "sav"},
+}
+
+// actionOf returns the bit of the action class a stem asks for, or 0.
+func actionOf(stem string) uint16 {
+	for i, words := range actionClasses {
+		for _, w := range words {
+			if w == stem {
+				return 1 << i
+			}
+		}
+	}
+	return 0
+}
+
+// toolAction is the action class of a tool: that of the first word of its name that has one.
+func toolAction(name string) uint16 {
+	var a uint16
+	splitWords(name, func(w string) {
+		if a == 0 {
+			a = actionOf(stem(w))
+		}
+	})
+	return a
 }
 
 func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) {
@@ -680,13 +821,18 @@ func matchedWeight(mask uint32, weights *[maxQueryGroups]float32) float32 {
 
 // search ranks the tools for q and returns at most limit of them, best first.
 func (ix *index) search(q string, limit int) []scored {
-	groups, exact := ix.parseQuery(q)
+	pq := ix.parseQuery(q)
+	groups, exact := pq.groups, pq.exact
 	if (len(groups) == 0 && len(exact) == 0) || limit <= 0 {
 		return nil
 	}
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
-	weights, total, live := ix.accumulate(s, groups, 0, len(groups), true)
+	weights, total, live := ix.accumulate(s, &pq, 0, len(groups), true)
+	actionBonus := float32(1)
+	if pq.actions != 0 {
+		actionBonus += ix.cfg.actionBonus
+	}
 
 	top := newTopK(limit)
 	ng := max(total, 1e-6)
@@ -712,6 +858,9 @@ func (ix *index) search(q string, limit int) []scored {
 		}
 		cov := m / ng
 		score := c.acc * (1 + strength*cov*cov)
+		if ix.actions[d]&pq.actions != 0 {
+			score *= actionBonus
+		}
 		*c = cell{}
 		isExact := len(exact) > 0 && containsID(exact, d)
 		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
@@ -738,7 +887,8 @@ func (ix *index) search(q string, limit int) []scored {
 // expansion whose bonuses (if any) are folded into its postings (see index.inlineName), is added to the tools'
 // sums straight from its list; any other group first finds each tool's best in s.cur. Both add the same floats in
 // the same order.
-func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surface bool) (weights [maxQueryGroups]float32, total float32, live int) {
+func (ix *index) accumulate(s *scratch, pq *parsedQuery, from, to int, surface bool) (weights [maxQueryGroups]float32, total float32, live int) {
+	groups, mode := pq.groups, pq.mode()
 	weights = ix.coverageWeights(groups)
 	for _, w := range weights[:len(groups)] {
 		total += w
@@ -772,7 +922,7 @@ func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surfa
 			for _, p := range ix.postings[e.term] {
 				// Without branches: a tool without the surface word has p.name or p.text 0, and adding 0 leaves
 				// the float as it is, the same as adding nothing.
-				v := idf*p.w + inlineName*p.name + inlineText*p.text
+				v := idf*p.w[mode] + inlineName*p.name + inlineText*p.text
 				c := &s.cells[p.doc]
 				if c.mask == 0 {
 					s.touched = append(s.touched, p.doc)
@@ -786,7 +936,7 @@ func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surfa
 		// form's bonuses stored with the stem's postings must be added after it.
 		for _, e := range g.exps {
 			if !inline || e.term != stem {
-				ix.scoreExpansion(s, e)
+				ix.scoreExpansion(s, e, mode)
 			}
 		}
 		if inline {
@@ -797,7 +947,7 @@ func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surfa
 				if *cur == 0 {
 					s.gtouched = append(s.gtouched, p.doc)
 				}
-				if v := idf * p.w; v > *cur {
+				if v := idf * p.w[mode]; v > *cur {
 					*cur = v
 				}
 				*cur += inlineName * p.name
@@ -825,14 +975,14 @@ func (ix *index) accumulate(s *scratch, groups []queryGroup, from, to int, surfa
 }
 
 // scoreExpansion raises each tool's best expansion of the current group (s.cur) to what e gives it.
-func (ix *index) scoreExpansion(s *scratch, e expansion) {
+func (ix *index) scoreExpansion(s *scratch, e expansion, mode int) {
 	idf := ix.idf[e.term] * e.w
 	for _, p := range ix.postings[e.term] {
 		cur := &s.cur[p.doc]
 		if *cur == 0 {
 			s.gtouched = append(s.gtouched, p.doc)
 		}
-		if v := idf * p.w; v > *cur {
+		if v := idf * p.w[mode]; v > *cur {
 			*cur = v
 		}
 	}
@@ -882,7 +1032,7 @@ func (ix *index) addSurface(s *scratch, term uint32, weight float32) {
 	idf := ix.idf[term] * weight
 	for _, p := range ix.postings[term] {
 		if cur := &s.cur[p.doc]; *cur > 0 {
-			*cur += idf * p.w
+			*cur += idf * p.w[0]
 		}
 	}
 }

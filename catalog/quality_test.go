@@ -21,7 +21,7 @@ type qualitySet struct {
 
 func loadQualitySets(t testing.TB) []qualitySet {
 	t.Helper()
-	sets, err := devset.Load("testdata", false)
+	sets, err := devset.Load("testdata", *withHoldout)
 	require.NoError(t, err)
 	var out []qualitySet
 	for _, s := range sets {
@@ -181,3 +181,5 @@ func topIDs(tools []Tool, got []int, k int) []string {
 	}
 	return out
 }
+
+var withHoldout = flag.Bool("holdout", false, "")
