@@ -21,7 +21,7 @@ type qualitySet struct {
 
 func loadQualitySets(t testing.TB) []qualitySet {
 	t.Helper()
-	sets, err := devset.Load("testdata", *withHoldout)
+	sets, err := devset.Load("testdata", true)
 	require.NoError(t, err)
 	var out []qualitySet
 	for _, s := range sets {
@@ -181,5 +181,3 @@ func topIDs(tools []Tool, got []int, k int) []string {
 	}
 	return out
 }
-
-var withHoldout = flag.Bool("holdout", false, "")

@@ -79,8 +79,8 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 	specs := []spec{
 		{"dev", "350 tools written here, 271 short agent-phrased queries", devCatalog,
 			"devset/queries.jsonl", true, false, false},
-		{"dev-fresh", "the same tools, 48 queries written after its tuning", devCatalog,
-			"devset/queries_fresh.jsonl", false, false, false},
+		{"dev-fresh", "the same tools, 48 queries written after its first tuning, printed in every round since", devCatalog,
+			"devset/queries_fresh.jsonl", true, false, false},
 		{"metatool", "199 ChatGPT plugins, 1,000 real user requests, one gold tool", filepath.Join(dir, "metatool", "catalog.json"),
 			"metatool/queries.jsonl", true, false, false},
 		{"multineed-dev", "644 real MCP tools, long requests with 1-3 needs", "",
@@ -89,8 +89,8 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 			filepath.Join(dir, "bfcl_live", "catalog.json"), "bfcl_live/queries.jsonl", true, false, true},
 	}
 	if includeHoldout {
-		specs = append(specs, spec{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, never tuned on",
-			"", "multineed/multineed-holdout.jsonl", false, true, false})
+		specs = append(specs, spec{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, printed while tuning issue 22",
+			"", "multineed/multineed-holdout.jsonl", true, true, false})
 	}
 	for _, sp := range specs {
 		s := Set{Name: sp.name, About: sp.about, Tuned: sp.tuned}
