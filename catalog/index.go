@@ -856,11 +856,7 @@ func (ix *index) search(q string, limit int) []scored {
 		} else {
 			m = matchedWeight(c.mask, &weights)
 		}
-		cov := m / ng
-		score := c.acc * (1 + strength*cov*cov)
-		if ix.actions[d]&pq.actions != 0 {
-			score *= actionBonus
-		}
+		score := finalScore(c.acc, m, ng, strength, ix.actions[d]&pq.actions != 0, actionBonus)
 		*c = cell{}
 		isExact := len(exact) > 0 && containsID(exact, d)
 		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
@@ -876,6 +872,18 @@ func (ix *index) search(q string, limit int) []scored {
 		}
 	}
 	return top.sorted()
+}
+
+// finalScore is a tool's score from the sum of its groups (acc) and their coverage weight (m): the coverage bonus
+// over the query's total weight ng, and the action factor when the tool's action is one the request asks for.
+// search and explain both score with it.
+func finalScore(acc, m, ng, strength float32, action bool, actionBonus float32) float32 {
+	cov := m / ng
+	score := acc * (1 + strength*cov*cov)
+	if action {
+		score *= actionBonus
+	}
+	return score
 }
 
 // accumulate scores groups[from:to] of a query into s.cells and returns the coverage weight of each of the
