@@ -947,6 +947,40 @@ func (ix *index) accumulate(s *scratch, pq *parsedQuery, from, to int, surface b
 				ix.scoreExpansion(s, e, mode)
 			}
 		}
+		if inline && !separate {
+			// The stem's list, last, completes each of its tools' best expansion and adds it to the cell at
+			// once; only the tools the other expansions found and the stem did not are left for the fold below
+			// (their s.cur is left above 0; a folded tool's is reset to 0 here).
+			e := expansionOf(g, stem)
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				cur := &s.cur[p.doc]
+				v := max(*cur, idf*p.w[mode])
+				v += inlineName * p.name
+				v += inlineText * p.text
+				*cur = 0
+				c := &s.cells[p.doc]
+				if c.mask == 0 {
+					s.touched = append(s.touched, p.doc)
+				}
+				c.acc += v
+				c.mask |= bit
+			}
+			for _, d := range s.gtouched {
+				if s.cur[d] == 0 {
+					continue
+				}
+				c := &s.cells[d]
+				if c.mask == 0 {
+					s.touched = append(s.touched, d)
+				}
+				c.acc += s.cur[d]
+				c.mask |= bit
+				s.cur[d] = 0
+			}
+			s.gtouched = s.gtouched[:0]
+			continue
+		}
 		if inline {
 			e := expansionOf(g, stem)
 			idf := ix.idf[e.term] * e.w
