@@ -439,17 +439,22 @@ func isFramingWord(stem string) bool {
 // request (see rankConfig.long), one with at most this many exactly as a keyword query.
 const longRequestWords = 6
 
-// contentWords counts the distinct words of q that carry its need: not stop words, light verbs or framing
-// words, the same words a query group counts as matchable (bounded like the query itself).
+// contentWords counts the distinct words of q that carry its need, as the ranker counts them with its default
+// settings: of the query's first maxQueryGroups distinct words (after stop words), those that are not light verbs
+// or framing words.
 func contentWords(q string) int {
 	q = textcut.Prefix(q, maxQueryBytes)
 	seen := make(map[string]bool)
+	n := 0
 	splitWords(q, func(w string) {
 		t := analyze(w)
-		if t == "" || seen[t] || len(seen) >= maxQueryGroups || isLightVerb(t) || isFramingWord(t) {
+		if t == "" || seen[t] || len(seen) >= maxQueryGroups {
 			return
 		}
 		seen[t] = true
+		if !isLightVerb(t) && !isFramingWord(t) {
+			n++
+		}
 	})
-	return len(seen)
+	return n
 }
