@@ -459,6 +459,10 @@ func isNumber(w string) bool {
 	return w != ""
 }
 
+// maxQuotedRunes bounds a quoted value: a quote that closes further on is taken for a stray one, and the search
+// for its end stays linear in the query.
+const maxQuotedRunes = 200
+
 // quotedWords returns the words of q written between quotes ('…', "…", `…`, “…”, ‘…’, 「…」): values a request
 // carries (a name, a title, a message), not words of its need. A quote must open at the start of a word and
 // close at its end, so the apostrophes of "don't" and "users'" open nothing.
@@ -471,7 +475,7 @@ func quotedWords(q string) map[string]bool {
 		if !ok || i > 0 && (unicode.IsLetter(runes[i-1]) || unicode.IsDigit(runes[i-1])) {
 			continue
 		}
-		for j := i + 1; j < len(runes) && j-i <= 200; j++ {
+		for j := i + 1; j < len(runes) && j-i <= maxQuotedRunes; j++ {
 			if runes[j] != closeR {
 				continue
 			}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +35,9 @@ func TestQuotedWords(t *testing.T) {
 	for _, w := range []string{"reschedule", "don", "touch", "users"} {
 		assert.False(t, got[w], w)
 	}
+	far := "say 'hello " + strings.Repeat("x", maxQuotedRunes) + " world'"
+	assert.Empty(t, quotedWords(far), "a quote closing past the bound quotes nothing")
+	assert.True(t, quotedWords("say 'hello "+strings.Repeat("x", maxQuotedRunes-20)+" world'")["hello"])
 }
 
 // lookAlikes differ only in their action word; any other word of a request matches both the same.
