@@ -37,7 +37,7 @@ func TestQuotedWords(t *testing.T) {
 	}
 	far := "say 'hello " + strings.Repeat("x", maxQuotedRunes) + " world'"
 	assert.Empty(t, quotedWords(far), "a quote closing past the bound quotes nothing")
-	assert.True(t, quotedWords("say 'hello "+strings.Repeat("x", maxQuotedRunes-20)+" world'")["hello"])
+	assert.True(t, quotedWords("say 'hello " + strings.Repeat("x", maxQuotedRunes-20) + " world'")["hello"])
 }
 
 // lookAlikes differ only in their action word; any other word of a request matches both the same.
