@@ -403,9 +403,8 @@ func (c *Catalog) Search(ctx context.Context, query string, limit int) ([]Hit, e
 // fixes), lowercased, in query order: what a caller can tell the model when a search finds nothing. Stop words
 // and words past the query's bound are not words to match, so a query of stop words only has none.
 func (c *Catalog) Unmatched(query string) []string {
-	groups, _ := c.ix.parseQuery(query)
 	var out []string
-	for _, g := range groups {
+	for _, g := range c.ix.parseQuery(query).groups {
 		if len(g.exps) == 0 {
 			out = append(out, g.raw)
 		}

@@ -23,17 +23,22 @@
 // [Catalog.Search] ranks with BM25F over the tool name, label, source name, description and parameter names,
 // descriptions and short enum values (of untrusted tools too: indexing shows the model nothing), each field with
 // its own weight. Words are split at camelCase, snake_case and kebab-case boundaries, stop words dropped and
-// lightly stemmed. Each query word then stands for a group of index terms: itself, its synonyms and abbreviations,
+// lightly stemmed; text in scripts written without spaces (Chinese, Japanese, Korean, Thai ...) is split into
+// overlapping pairs of characters. Each query word then stands for a group of index terms: itself, its synonyms and abbreviations,
 // the longer words it is a prefix of, and for words the catalog lacks, the words one or two typos away
 // (sahilm/fuzzy for dropped letters, an edit distance for the rest). A tool scores the best term of each group, a
 // bonus for matching more of the query's distinct words, and a little more when a word is written exactly as in the
 // tool's name, label, source name or description. A query that names a tool (its id, an identifier-shaped name, a
-// quoted name, or the whole query) ranks that tool first. An empty query or one that matches nothing returns no
-// hits, and ties are broken by id, so results are deterministic.
+// quoted name, or the whole query) ranks that tool first. A request of more than six content words is ranked as a
+// request, with its own posting weights and a small bonus for a tool whose name's action (create, list, delete
+// ...) is one the request asks for, which decides between look-alikes; shorter queries are not affected. An empty
+// query or one that matches nothing returns no hits, and ties are broken by id, so results are deterministic.
+// [Catalog.Explain] shows, with the search's own scoring, what each query word matched in a tool and added.
 //
 // The ranker is measured, not guessed: TestSearchQuality compares hit@1, hit@5, all@5 and MRR@10 with a plain BM25
 // baseline on the development sets under testdata (tools written here with short agent-phrased queries, real
-// ChatGPT plugins with real user requests, real MCP tools with long requests of several needs; testdata/README.md
-// says which were tuned on). Run it with -v for the table and ablations. The command `toolsearch search --catalog
+// ChatGPT plugins with real user requests, real MCP tools with long requests of several needs, BFCL's
+// user-contributed functions with requests carrying their arguments; testdata/README.md says which were tuned
+// on). Run it with -v for the table and ablations; the rankings goldens under testdata hold every query's top ten. The command `toolsearch search --catalog
 // FILE --batch QUERIES.jsonl` runs the same ranking on any catalog file (see [ParseFile]).
 package catalog

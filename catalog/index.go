@@ -2,9 +2,11 @@ package catalog
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sahilm/fuzzy"
@@ -59,6 +61,18 @@ type rankConfig struct {
 	// its words match some tool, so a long request to a catalog that knows few of its words counted as terse.
 	proseByMatched bool
 
+	// A request of more than longRequestWords content words is ranked as a request, not as keywords (see
+	// parsedQuery.long): its field weights are longBoost, so that one of its many words found in a tool's name
+	// does not outweigh a tool whose description and parameters match much more of it; numbers and quoted
+	// values ("48.8567", 'Alice-One-one-One') count longHint of a word, as weak hints; and a tool whose name's
+	// action (create, list, delete ...) is one the request asks for gets actionBonus more, which decides between
+	// look-alikes such as create_pull_request and list_pull_requests.
+	longBoost   [numFields]float32
+	longHint    float32
+	actionBonus float32
+	// shortActions applies actionBonus to terse queries too.
+	shortActions bool
+
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
 }
 
@@ -76,15 +90,24 @@ func defaultRankConfig() rankConfig {
 		surface:       0.25,
 		textSurface:   0.25,
 		lightVerb:     0.5,
+		longBoost:     [numFields]float32{fieldName: 3, fieldLabel: 2, fieldSource: 1.5, fieldDescription: 1, fieldParams: 0.5},
+		longHint:      1,
+		actionBonus:   0.005,
 	}
 }
 
 // posting is one (term, tool) pair. w is the query-independent part of BM25F, the saturated weighted term
-// frequency tf/(k1+tf), computed once at build time so that a query only multiplies and adds.
+// frequency tf/(k1+tf), computed once at build time so that a query only multiplies and adds. In a stem's list,
+// name and text are the w of the tool's postings of the stem's main form as written ("=word" and "~word", see
+// index.inlineName), so that a query word written in that form reads one list instead of three.
 type posting struct {
-	doc uint32
-	w   float32
+	doc        uint32
+	w          [2]float32 // for a terse query and for a long request (rankConfig.longBoost)
+	name, text float32
 }
+
+// noTerm is a term id no term has.
+const noTerm = math.MaxUint32
 
 // surfacePrefix marks the unstemmed name terms, textSurfacePrefix the unstemmed words of the label, source name
 // and description; no analyzed word starts with either.
@@ -113,7 +136,14 @@ type index struct {
 	idf      []float32
 	synonyms map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
 	exact    map[string][]uint32 // lowercased name or id → tools
-	scratch  sync.Pool
+	// inlineName and inlineText give, for a stem, the "=word" and "~word" terms of its main form (the one most
+	// tools write), whose postings are folded into the stem's (posting.name, posting.text) and are empty
+	// themselves; noTerm where there is none. Most query words are written in the main form of their stem, and
+	// reading their surface bonuses from the stem's list halves what such a word reads; other forms keep lists
+	// of their own.
+	inlineName, inlineText []uint32
+	actions                []uint16 // per tool, its toolAction
+	scratch                sync.Pool
 }
 
 func buildIndex(docs []docText, cfg rankConfig) *index {
@@ -131,10 +161,10 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		tf   [numFields]uint16
 	}
 	var (
-		flat    = make([]entry, 0, 48*len(docs)) // about the terms of a tool with a one-paragraph description
-		ends    = make([]int, len(docs))         // flat[ends[d-1]:ends[d]] are the entries of tool d
-		lens    = make([][numFields]uint32, len(docs))
-		slot    []int32 // term id → its entry in the current tool, or -1
+		flat    = make([]entry, 0, 48*len(docs))       // about the terms of a tool with a one-paragraph description
+		ends    = make([]int, len(docs))               // flat[ends[d-1]:ends[d]] are the entries of tool d
+		lens    = make([][numFields]uint32, len(docs)) // in half words: see halfWords
+		slot    []int32                                // term id → its entry in the current tool, or -1
 		sumLens [numFields]float64
 	)
 	for d := range docs {
@@ -179,7 +209,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				if prefix != "" {
 					count(prefix + w)
 				}
-				lens[d][f]++
+				lens[d][f] += halfWords(w)
 			})
 		}
 		for i := start; i < len(flat); i++ {
@@ -187,8 +217,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 		ends[d] = len(flat)
 		for f := range sumLens {
-			sumLens[f] += float64(lens[d][f])
+			sumLens[f] += float64(lens[d][f]) / 2
 		}
+		ix.actions = append(ix.actions, toolAction(docs[d].fields[fieldName]))
 		ix.exact[docs[d].name] = append(ix.exact[docs[d].name], uint32(d))
 		if docs[d].id != docs[d].name {
 			ix.exact[docs[d].id] = append(ix.exact[docs[d].id], uint32(d))
@@ -217,18 +248,22 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	start := 0
 	for d := range docs {
 		for _, e := range flat[start:ends[d]] {
-			var tf float32
+			var tf, tfLong float32
 			for f := 0; f < numFields; f++ {
 				if e.tf[f] == 0 {
 					continue
 				}
-				norm := 1 - cfg.b[f] + cfg.b[f]*float32(lens[d][f])/avg[f]
+				norm := 1 - cfg.b[f] + cfg.b[f]*(float32(lens[d][f])/2)/avg[f]
 				tf += cfg.boost[f] * float32(e.tf[f]) / norm
+				tfLong += cfg.longBoost[f] * float32(e.tf[f]) / norm
 			}
-			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d), w: tf * (cfg.k1 + 1) / (cfg.k1 + tf)})
+			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d),
+				w: [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)}})
 		}
 		start = ends[d]
 	}
+
+	ix.inlineSurfaces()
 
 	ix.byString = make([]uint32, len(ix.vocab))
 	for i := range ix.byString {
@@ -249,6 +284,84 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 	}
 	return ix
+}
+
+// inlineSurfaces picks the main form of every stem and folds the postings of its surface terms into the stem's.
+// Surface postings are a subset of their stem's (a word indexed as written is indexed by its stem too), and both
+// lists are in tool order, so one merge walk does it.
+func (ix *index) inlineSurfaces() {
+	ix.inlineName = make([]uint32, len(ix.vocab))
+	ix.inlineText = make([]uint32, len(ix.vocab))
+	for i := range ix.inlineName {
+		ix.inlineName[i], ix.inlineText[i] = noTerm, noTerm
+	}
+	type form struct {
+		word  string
+		count int
+	}
+	best := make(map[uint32]form)
+	for id, v := range ix.vocab {
+		if !strings.HasPrefix(v, surfacePrefix) && !strings.HasPrefix(v, textSurfacePrefix) {
+			continue
+		}
+		w := v[1:]
+		stem, ok := ix.terms[analyze(w)]
+		if !ok {
+			continue
+		}
+		count := len(ix.postings[id])
+		if other, ok := ix.terms[otherSurface(v)]; ok {
+			count += len(ix.postings[other])
+		}
+		if b, ok := best[stem]; !ok || count > b.count || count == b.count && w < b.word {
+			best[stem] = form{w, count}
+		}
+	}
+	for stem, f := range best {
+		list := ix.postings[stem]
+		if id, ok := ix.terms[surfacePrefix+f.word]; ok {
+			ix.inlineName[stem] = id
+			mergeSurface(list, ix.postings[id], func(p *posting, w float32) { p.name = w })
+			ix.postings[id] = nil
+		}
+		if id, ok := ix.terms[textSurfacePrefix+f.word]; ok {
+			ix.inlineText[stem] = id
+			mergeSurface(list, ix.postings[id], func(p *posting, w float32) { p.text = w })
+			ix.postings[id] = nil
+		}
+	}
+}
+
+// otherSurface turns "=word" into "~word" and back.
+func otherSurface(v string) string {
+	if strings.HasPrefix(v, surfacePrefix) {
+		return textSurfacePrefix + v[1:]
+	}
+	return surfacePrefix + v[1:]
+}
+
+// mergeSurface sets, through set, each posting of stem whose tool has a posting in surf to that posting's w.
+func mergeSurface(stem, surf []posting, set func(*posting, float32)) {
+	i := 0
+	for _, sp := range surf {
+		for i < len(stem) && stem[i].doc < sp.doc {
+			i++
+		}
+		if i < len(stem) && stem[i].doc == sp.doc {
+			set(&stem[i], sp.w[0])
+		}
+	}
+}
+
+// halfWords is how much a token adds to its field's length, in half words: a word counts one, a pair of
+// characters of an unspaced script half, since a run of n characters gives n-1 pairs but holds about n/2 words
+// (most Chinese and Japanese words have two characters). Counting every pair in full would make a Chinese
+// description look twice as long as it is, and shift the length normalisation of every other tool.
+func halfWords(w string) uint32 {
+	if r, _ := utf8.DecodeRuneInString(w); isUnspaced(r) {
+		return 1
+	}
+	return 2
 }
 
 func containsID(ids []uint32, id uint32) bool {
@@ -280,13 +393,138 @@ type queryGroup struct {
 	hasText   bool
 }
 
+// parsedQuery is a query analyzed against the index.
+type parsedQuery struct {
+	groups []queryGroup
+	exact  []uint32 // tools the query names exactly
+	// long: the query has more than longRequestWords content words, and is ranked as a request.
+	long bool
+	// actions are the action classes the request's words ask for (bit i: actionClasses[i]), in a long request.
+	actions uint16
+}
+
+// mode is the index of the posting weights the query reads (posting.w).
+func (pq *parsedQuery) mode() int {
+	if pq.long {
+		return 1
+	}
+	return 0
+}
+
 // parseQuery analyzes a query into groups, and finds the tools it names exactly.
-func (ix *index) parseQuery(q string) (groups []queryGroup, exact []uint32) {
+func (ix *index) parseQuery(q string) parsedQuery {
 	q = textcut.Prefix(q, maxQueryBytes)
-	exact = ix.exactMatches(q)
+	var pq parsedQuery
+	pq.exact = ix.exactMatches(q)
 	seen := make(map[string]bool)
-	splitWords(q, func(w string) { ix.addGroup(&groups, seen, w) })
-	return groups, exact
+	splitWords(q, func(w string) { ix.addGroup(&pq.groups, seen, w) })
+	content := 0
+	for _, g := range pq.groups {
+		if !g.hint {
+			content++
+		}
+	}
+	if content <= longRequestWords {
+		if ix.cfg.shortActions {
+			for _, g := range pq.groups {
+				pq.actions |= actionOf(g.word)
+			}
+		}
+		return pq // a terse query ranks as keywords, exactly as before long requests had rules of their own
+	}
+	pq.long = true
+	quoted := quotedWords(q)
+	for i := range pq.groups {
+		g := &pq.groups[i]
+		pq.actions |= actionOf(g.word)
+		if g.hint || ix.cfg.longHint >= 1 || !(isNumber(g.raw) || quoted[g.raw]) {
+			continue
+		}
+		for j := range g.exps {
+			g.exps[j].w *= ix.cfg.longHint
+		}
+		g.hint = true
+	}
+	return pq
+}
+
+// isNumber reports a word of digits only: a quantity, a date, a coordinate or an id in a request ("the 48 of
+// 48.8567"), which says little about which tool is meant.
+func isNumber(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// maxQuotedRunes bounds a quoted value: a quote that closes further on is taken for a stray one, and the search
+// for its end stays linear in the query.
+const maxQuotedRunes = 200
+
+// quotedWords returns the words of q written between quotes ('…', "…", `…`, “…”, ‘…’, 「…」): values a request
+// carries (a name, a title, a message), not words of its need. A quote must open at the start of a word and
+// close at its end, so the apostrophes of "don't" and "users'" open nothing.
+func quotedWords(q string) map[string]bool {
+	out := map[string]bool{}
+	pairs := map[rune]rune{'\'': '\'', '"': '"', '`': '`', '“': '”', '‘': '’', '「': '」'}
+	runes := []rune(q)
+	for i := 0; i < len(runes); i++ {
+		closeR, ok := pairs[runes[i]]
+		if !ok || i > 0 && (unicode.IsLetter(runes[i-1]) || unicode.IsDigit(runes[i-1])) {
+			continue
+		}
+		for j := i + 1; j < len(runes) && j-i <= maxQuotedRunes; j++ {
+			if runes[j] != closeR {
+				continue
+			}
+			if j+1 < len(runes) && (unicode.IsLetter(runes[j+1]) || unicode.IsDigit(runes[j+1])) {
+				continue // an apostrophe inside a word
+			}
+			splitWords(string(runes[i+1:j]), func(w string) { out[w] = true })
+			i = j
+			break
+		}
+	}
+	return out
+}
+
+// actionClasses are the actions tool names start with, each with the words (stemmed) a request asks for it by.
+var actionClasses = [][]string{
+	{"creat", "add", "new", "insert", "generat", "build", "mak", "register", "post"},
+	{"list", "enumerat", "brows"},
+	{"get", "fetch", "retriev", "read", "show", "view", "load", "obtain", "detail"},
+	{"delet", "remov", "destroy", "eras", "drop", "purg", "trash"},
+	{"updat", "edit", "modify", "chang", "patch", "set", "renam", "alter", "reschedul"},
+	{"search", "find", "query", "lookup", "locat", "discover", "look"},
+	{"send", "publish", "deliver", "notify", "email", "messag"},
+	{"cancel", "stop", "kill", "terminat", "halt", "abort"},
+	{"upload", "attach"},
+	{"download", "export", "sav"},
+}
+
+// actionOf returns the bit of the action class a stem asks for, or 0.
+func actionOf(stem string) uint16 {
+	for i, words := range actionClasses {
+		for _, w := range words {
+			if w == stem {
+				return 1 << i
+			}
+		}
+	}
+	return 0
+}
+
+// toolAction is the action class of a tool: that of the first word of its name that has one.
+func toolAction(name string) uint16 {
+	var a uint16
+	splitWords(name, func(w string) {
+		if a == 0 {
+			a = actionOf(stem(w))
+		}
+	})
+	return a
 }
 
 func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) {
@@ -548,83 +786,88 @@ func better(a, b scored) bool {
 	return a.doc < b.doc
 }
 
-type scratch struct {
-	acc      []float32 // total score per tool
-	group    []float32 // best expansion of the current group per tool
-	matched  []float32 // weight of the groups matched per tool
-	touched  []uint32
-	gtouched []uint32
+// cell is one tool's running score during a query, eight bytes so that the cells of 100,000 tools stay in a
+// core's cache: the sum of the groups that matched it so far, and which groups those were (bit i: group i), from
+// which the coverage weight is summed once, in group order, at the end.
+type cell struct {
+	acc  float32
+	mask uint32
 }
+
+type scratch struct {
+	cells    []cell
+	cur      []float32 // best expansion of the current group per tool, for groups read from several lists
+	touched  []uint32  // tools some group matched, in the order first matched
+	gtouched []uint32  // tools the current group matched, for groups read from several lists
+	table    [1 << maxTableGroups]float32
+}
+
+// maxTableGroups: a query of up to this many groups looks the coverage weight of a tool's groups up in a table.
+const maxTableGroups = 10
 
 func (ix *index) getScratch() *scratch {
 	if s, ok := ix.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{
-		acc:     make([]float32, ix.n),
-		group:   make([]float32, ix.n),
-		matched: make([]float32, ix.n),
+	return &scratch{cells: make([]cell, ix.n), cur: make([]float32, ix.n)}
+}
+
+// matchedWeight sums the coverage weights of the groups in mask, in group order.
+func matchedWeight(mask uint32, weights *[maxQueryGroups]float32) float32 {
+	var m float32
+	for gi := 0; mask != 0; gi, mask = gi+1, mask>>1 {
+		if mask&1 != 0 {
+			m += weights[gi]
+		}
 	}
+	return m
 }
 
 // search ranks the tools for q and returns at most limit of them, best first.
 func (ix *index) search(q string, limit int) []scored {
-	groups, exact := ix.parseQuery(q)
+	pq := ix.parseQuery(q)
+	groups, exact := pq.groups, pq.exact
 	if (len(groups) == 0 && len(exact) == 0) || limit <= 0 {
 		return nil
 	}
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
-
-	weights := ix.coverageWeights(groups)
-	var total float32 // coverage weight of all the query's words
-	live := 0         // words that match any tool and are not hints: a word no tool has cannot tell tools apart
-	for gi, g := range groups {
-		gw := weights[gi]
-		total += gw
-		if gw > 0 {
-			live++
-		}
-		for _, e := range g.exps {
-			idf := ix.idf[e.term] * e.w
-			for _, p := range ix.postings[e.term] {
-				d := p.doc
-				v := idf * p.w
-				if s.group[d] == 0 {
-					s.gtouched = append(s.gtouched, d)
-				}
-				if v > s.group[d] {
-					s.group[d] = v
-				}
-			}
-		}
-		if g.hasSurf {
-			ix.addSurface(s, g.hint, g.surface, ix.cfg.surface)
-		}
-		if g.hasText {
-			ix.addSurface(s, g.hint, g.textSurf, ix.cfg.textSurface)
-		}
-		for _, d := range s.gtouched {
-			if s.acc[d] == 0 {
-				s.touched = append(s.touched, d)
-			}
-			s.acc[d] += s.group[d]
-			if !g.hint {
-				s.matched[d] += gw
-			}
-			s.group[d] = 0
-		}
-		s.gtouched = s.gtouched[:0]
+	weights, total, live := ix.accumulate(s, &pq, 0, len(groups), true)
+	actionBonus := float32(1)
+	if pq.actions != 0 {
+		actionBonus += ix.cfg.actionBonus
 	}
 
 	top := newTopK(limit)
 	ng := max(total, 1e-6)
 	strength := ix.coverageStrength(live)
+	// The coverage weight of every combination of a short query's groups, each summed in group order as
+	// matchedWeight does: the sum of a mask's lower groups plus its highest.
+	var table []float32
+	if len(groups) <= maxTableGroups {
+		table = s.table[:1<<len(groups)]
+		table[0] = 0
+		for m := 1; m < len(table); m++ {
+			hb := bits.Len(uint(m)) - 1
+			table[m] = table[m&^(1<<hb)] + weights[hb]
+		}
+	}
 	for _, d := range s.touched {
-		cov := s.matched[d] / ng
-		score := s.acc[d] * (1 + strength*cov*cov)
-		top.push(scored{doc: d, score: score, exact: containsID(exact, d)})
-		s.acc[d], s.matched[d] = 0, 0
+		c := &s.cells[d]
+		var m float32
+		if table != nil {
+			m = table[c.mask]
+		} else {
+			m = matchedWeight(c.mask, &weights)
+		}
+		score := finalScore(c.acc, m, ng, strength, ix.actions[d]&pq.actions != 0, actionBonus)
+		*c = cell{}
+		isExact := len(exact) > 0 && containsID(exact, d)
+		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
+		if len(top.h) == top.k && !isExact && (top.h[0].exact || score < top.h[0].score) {
+			continue
+		}
+		top.push(scored{doc: d, score: score, exact: isExact})
 	}
 	s.touched = s.touched[:0]
 	for _, d := range exact {
@@ -635,20 +878,207 @@ func (ix *index) search(q string, limit int) []scored {
 	return top.sorted()
 }
 
-// addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
-// match the word at all. A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
+// finalScore is a tool's score from the sum of its groups (acc) and their coverage weight (m): the coverage bonus
+// over the query's total weight ng, and the action factor when the tool's action is one the request asks for.
+// search and explain both score with it.
+func finalScore(acc, m, ng, strength float32, action bool, actionBonus float32) float32 {
+	cov := m / ng
+	score := acc * (1 + strength*cov*cov)
+	if action {
+		score *= actionBonus
+	}
+	return score
+}
+
+// accumulate scores groups[from:to] of a query into s.cells and returns the coverage weight of each of the
+// query's groups, their total, and how many of them are live (match some tool and are not hints: a word no tool
+// has cannot tell tools apart). surface false leaves out the bonuses for words written as in the tool. Search
+// scores all the groups at once; explain scores one group, or one expansion, at a time with the same code.
+//
+// A tool's score for a group is its best expansion, plus the group word's surface bonuses. The common group, one
+// expansion whose bonuses (if any) are folded into its postings (see index.inlineName), is added to the tools'
+// sums straight from its list; any other group first finds each tool's best in s.cur. Both add the same floats in
+// the same order.
+func (ix *index) accumulate(s *scratch, pq *parsedQuery, from, to int, surface bool) (weights [maxQueryGroups]float32, total float32, live int) {
+	groups, mode := pq.groups, pq.mode()
+	weights = ix.coverageWeights(groups)
+	for _, w := range weights[:len(groups)] {
+		total += w
+		if w > 0 {
+			live++
+		}
+	}
+	for gi := from; gi < to; gi++ {
+		g := &groups[gi]
+		bit := uint32(1) << gi
+		stem, inline := ix.stemOfGroup(g)
+		nameW, textW := ix.surfaceWeights(g, surface)
+		// A word written in its stem's main form finds both its bonuses in the stem's list (both or neither: the
+		// main form's "=word" and "~word" are folded in together).
+		nameInline := inline && g.hasSurf && ix.inlineName[stem] == g.surface
+		textInline := inline && g.hasText && ix.inlineText[stem] == g.textSurf
+		var inlineName, inlineText float32
+		if nameInline {
+			inlineName = nameW * ix.idf[g.surface]
+		}
+		if textInline {
+			inlineText = textW * ix.idf[g.textSurf]
+		}
+		separate := g.hasSurf && !nameInline && nameW != 0 || g.hasText && !textInline && textW != 0
+		if len(g.exps) == 1 && !separate {
+			e := g.exps[0]
+			if !inline {
+				inlineName, inlineText = 0, 0
+			}
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				// Without branches: a tool without the surface word has p.name or p.text 0, and adding 0 leaves
+				// the float as it is, the same as adding nothing.
+				v := idf*p.w[mode] + inlineName*p.name + inlineText*p.text
+				c := &s.cells[p.doc]
+				if c.mask == 0 {
+					s.touched = append(s.touched, p.doc)
+				}
+				c.acc += v
+				c.mask |= bit
+			}
+			continue
+		}
+		// The stem's own list goes last: a best expansion is a maximum, the same in any order, and the main
+		// form's bonuses stored with the stem's postings must be added after it.
+		for _, e := range g.exps {
+			if !inline || e.term != stem {
+				ix.scoreExpansion(s, e, mode)
+			}
+		}
+		if inline && !separate {
+			// The stem's list, last, completes each of its tools' best expansion and adds it to the cell at
+			// once; only the tools the other expansions found and the stem did not are left for the fold below
+			// (their s.cur is left above 0; a folded tool's is reset to 0 here).
+			e := expansionOf(g, stem)
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				cur := &s.cur[p.doc]
+				v := max(*cur, idf*p.w[mode])
+				v += inlineName * p.name
+				v += inlineText * p.text
+				*cur = 0
+				c := &s.cells[p.doc]
+				if c.mask == 0 {
+					s.touched = append(s.touched, p.doc)
+				}
+				c.acc += v
+				c.mask |= bit
+			}
+			for _, d := range s.gtouched {
+				if s.cur[d] == 0 {
+					continue
+				}
+				c := &s.cells[d]
+				if c.mask == 0 {
+					s.touched = append(s.touched, d)
+				}
+				c.acc += s.cur[d]
+				c.mask |= bit
+				s.cur[d] = 0
+			}
+			s.gtouched = s.gtouched[:0]
+			continue
+		}
+		if inline {
+			e := expansionOf(g, stem)
+			idf := ix.idf[e.term] * e.w
+			for _, p := range ix.postings[e.term] {
+				cur := &s.cur[p.doc]
+				if *cur == 0 {
+					s.gtouched = append(s.gtouched, p.doc)
+				}
+				if v := idf * p.w[mode]; v > *cur {
+					*cur = v
+				}
+				*cur += inlineName * p.name
+				*cur += inlineText * p.text
+			}
+		}
+		if g.hasSurf && !nameInline && nameW != 0 {
+			ix.addSurface(s, g.surface, nameW)
+		}
+		if g.hasText && !textInline && textW != 0 {
+			ix.addSurface(s, g.textSurf, textW)
+		}
+		for _, d := range s.gtouched {
+			c := &s.cells[d]
+			if c.mask == 0 {
+				s.touched = append(s.touched, d)
+			}
+			c.acc += s.cur[d]
+			c.mask |= bit
+			s.cur[d] = 0
+		}
+		s.gtouched = s.gtouched[:0]
+	}
+	return weights, total, live
+}
+
+// scoreExpansion raises each tool's best expansion of the current group (s.cur) to what e gives it.
+func (ix *index) scoreExpansion(s *scratch, e expansion, mode int) {
+	idf := ix.idf[e.term] * e.w
+	for _, p := range ix.postings[e.term] {
+		cur := &s.cur[p.doc]
+		if *cur == 0 {
+			s.gtouched = append(s.gtouched, p.doc)
+		}
+		if v := idf * p.w[mode]; v > *cur {
+			*cur = v
+		}
+	}
+}
+
+// stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
+// whenever some tool has the word).
+func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
+	id, ok := ix.terms[g.word]
+	if !ok {
+		return noTerm, false
+	}
+	for _, e := range g.exps {
+		if e.term == id {
+			return id, true
+		}
+	}
+	return noTerm, false
+}
+
+func expansionOf(g *queryGroup, term uint32) expansion {
+	for _, e := range g.exps {
+		if e.term == term {
+			return e
+		}
+	}
+	return expansion{}
+}
+
+// surfaceWeights are the factors of the bonuses for the group's word written as in a tool's name and in its
+// other text (0: none). A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
 // ("make" in make_call) would count more than the words that carry the need.
-func (ix *index) addSurface(s *scratch, hint bool, term uint32, weight float32) {
-	if weight == 0 {
-		return
+func (ix *index) surfaceWeights(g *queryGroup, surface bool) (name, text float32) {
+	if !surface {
+		return 0, 0
 	}
+	name, text = ix.cfg.surface, ix.cfg.textSurface
+	if g.hint {
+		name, text = name*ix.cfg.lightVerb, text*ix.cfg.lightVerb
+	}
+	return name, text
+}
+
+// addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
+// match the word at all.
+func (ix *index) addSurface(s *scratch, term uint32, weight float32) {
 	idf := ix.idf[term] * weight
-	if hint {
-		idf *= ix.cfg.lightVerb
-	}
 	for _, p := range ix.postings[term] {
-		if d := p.doc; s.group[d] > 0 {
-			s.group[d] += idf * p.w
+		if cur := &s.cur[p.doc]; *cur > 0 {
+			*cur += idf * p.w[0]
 		}
 	}
 }

@@ -21,7 +21,7 @@ type qualitySet struct {
 
 func loadQualitySets(t testing.TB) []qualitySet {
 	t.Helper()
-	sets, err := devset.Load("testdata", false)
+	sets, err := devset.Load("testdata", true)
 	require.NoError(t, err)
 	var out []qualitySet
 	for _, s := range sets {

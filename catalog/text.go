@@ -12,9 +12,15 @@ import (
 const maxTokenBytes = 48
 
 // splitWords calls fn with each word of s, lowercased: runs of letters and digits, split again at camelCase
-// boundaries ("getHTTPResponse" → get, http, response). Separators (_ - . : / space ...) end words. Letters and
-// digits stay together ("s3", "ec2", "oauth2") because that is how services are named. One-letter words are
-// dropped. It never allocates for ASCII words that are already lowercase.
+// boundaries ("getHTTPResponse" → get, http, response). Separators (_ - . : / space ...) end words; combining
+// marks continue them (Devanagari vowel signs, decomposed accents). Letters and digits stay together ("s3",
+// "ec2", "oauth2") because that is how services are named. One-letter words are dropped.
+//
+// Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) have no
+// words to find, so their runs are indexed as overlapping pairs of characters, as Lucene's CJK analyzer does:
+// "搜索网页" → 搜索, 索网, 网页; a lone character is a word of its own. A request and a description that share a
+// two-character word then share a term, whatever comes around it. A character here is a base with its marks.
+// It never allocates for ASCII words that are already lowercase.
 func splitWords(s string, fn func(word string)) {
 	start := -1 // byte offset of the current word
 	var prev rune
@@ -29,7 +35,34 @@ func splitWords(s string, fn func(word string)) {
 		}
 		fn(w)
 	}
+	// The current run of unspaced script: where its previous and its current character start (-1: none).
+	prevChar, curChar := -1, -1
+	endRun := func(end int) {
+		switch {
+		case prevChar >= 0:
+			fn(s[prevChar:end])
+		case curChar >= 0:
+			fn(s[curChar:end])
+		}
+		prevChar, curChar = -1, -1
+	}
 	for i, r := range s {
+		if unicode.In(r, unicode.Mn, unicode.Mc) && (start >= 0 || curChar >= 0) {
+			continue // part of the character before it
+		}
+		if isUnspaced(r) {
+			emit(i)
+			if prevChar >= 0 {
+				fn(s[prevChar:i])
+			}
+			if curChar >= 0 {
+				prevChar = curChar
+			}
+			curChar = i
+			prev = r
+			continue
+		}
+		endRun(i)
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			emit(i)
 			prev = r
@@ -51,7 +84,21 @@ func splitWords(s string, fn func(word string)) {
 		}
 		prev = r
 	}
+	endRun(len(s))
 	emit(len(s))
+}
+
+// unspacedScripts are the scripts written without spaces between words.
+var unspacedScripts = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar}
+
+// isUnspaced reports a letter of an unspaced script, or the Japanese prolonged-sound and iteration marks that
+// belong to their words (ー, 々).
+func isUnspaced(r rune) bool {
+	if r < 0x0e00 {
+		return false // below Thai: the common case of Latin, Greek, Cyrillic, Arabic, Devanagari ... stays cheap
+	}
+	return r == 'ー' || r == '々' || (unicode.IsLetter(r) || unicode.IsDigit(r)) && unicode.In(r, unspacedScripts...)
 }
 
 // isUpper reports upper-case letters that have a lower-case form. Letters such as "ϒ" are upper case without
@@ -386,4 +433,28 @@ func isFramingWord(stem string) bool {
 		return true
 	}
 	return false
+}
+
+// longRequestWords is where a request stops being terse: one with more content words than this is ranked as a
+// request (see rankConfig.long), one with at most this many exactly as a keyword query.
+const longRequestWords = 6
+
+// contentWords counts the distinct words of q that carry its need, as the ranker counts them with its default
+// settings: of the query's first maxQueryGroups distinct words (after stop words), those that are not light verbs
+// or framing words.
+func contentWords(q string) int {
+	q = textcut.Prefix(q, maxQueryBytes)
+	seen := make(map[string]bool)
+	n := 0
+	splitWords(q, func(w string) {
+		t := analyze(w)
+		if t == "" || seen[t] || len(seen) >= maxQueryGroups {
+			return
+		}
+		seen[t] = true
+		if !isLightVerb(t) && !isFramingWord(t) {
+			n++
+		}
+	})
+	return n
 }

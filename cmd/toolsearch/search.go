@@ -18,6 +18,7 @@ import (
 const searchUsage = `usage: toolsearch search (--catalog FILE | --mcp-config FILE) [--limit N] [--json] QUERY
        toolsearch search (--catalog FILE | --mcp-config FILE) --batch QUERIES.jsonl [--limit N]
        toolsearch search (--catalog FILE | --mcp-config FILE) --model-view [--limit N] QUERY
+       toolsearch search (--catalog FILE | --mcp-config FILE) --explain [--tool ID]... [--limit N] [--json] QUERY
 
 Ranks the tools of a catalog file, or of the MCP servers of a config file, for a query, the way the model's
 search does.
@@ -30,11 +31,19 @@ one JSON line {"query":...,"hits":[{"id":...,"name":...,"score":...},...]}.
 (searchDefaultLimit, maxSearchLimit, maxResultBytes of the --mcp-config file's tools.toolSearch, else the
 defaults) and JSON, so you can see what your model sees and pays for.
 
+--explain shows why each hit ranked where it did: for every query word, the term it matched in the tool (the
+word's stem, or a synonym, prefix, typo fix or abbreviation), the tool's fields that hold it, its score and the
+bonus for the word written as in the tool, then the factors for covering more of the query's words and for the
+tool's action (create, list, ...) being the one asked for. --tool ID adds a tool that is not among the hits,
+to see why it missed. The numbers are the search's own: the words' sum times the factors is the score.
+
 flags:
 ` + toolSourceFlags + `  --limit N           hits per query (default 8, at most 50)
   --json              print the single query's result as one JSON line
   --batch FILE        run every query of a JSON Lines file
   --model-view        print what the model's tool_search returns for QUERY
+  --explain           show why each hit ranked where it did
+  --tool ID           with --explain, explain this tool too (repeatable; an id or a unique name)
 `
 
 // cliMaxLimit lets evaluation runs ask for more hits than a model may (runtime.MaxMaxSearchLimit, the highest
@@ -62,6 +71,9 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	asJSON := fs.Bool("json", false, "")
 	batch := fs.String("batch", "", "")
 	modelView := fs.Bool("model-view", false, "")
+	explain := fs.Bool("explain", false, "")
+	var explainTools []string
+	fs.Func("tool", "", func(v string) error { explainTools = append(explainTools, v); return nil })
 
 	// Flags may come after the query words too ("search --catalog f.json take screenshot --limit 3").
 	var words []string
@@ -92,6 +104,10 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return searchUsageError(stderr, catalog.ErrInvalidLimit.Error())
 	case *modelView && (*batch != "" || *asJSON):
 		return searchUsageError(stderr, "--model-view prints one query's result as the model sees it: no --batch or --json")
+	case *explain && (*batch != "" || *modelView):
+		return searchUsageError(stderr, "--explain explains one query: no --batch or --model-view")
+	case len(explainTools) > 0 && !*explain:
+		return searchUsageError(stderr, "--tool goes with --explain")
 	}
 
 	tools, release, err := source.load(ctx, stderr)
@@ -113,6 +129,9 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	defer out.Flush()
 	if *batch != "" {
 		return searchBatch(ctx, cat, *batch, *limit, stdin, out, stderr)
+	}
+	if *explain {
+		return searchExplain(ctx, cat, query, *limit, explainTools, *asJSON, out, stderr)
 	}
 	hits, err := cat.Search(ctx, query, *limit)
 	if err != nil {
@@ -205,4 +224,65 @@ func firstLine(s string, n int) string {
 		s = textcut.Prefix(s, n-len("...")) + "..."
 	}
 	return s
+}
+
+// searchExplain prints catalog.Explain's answer: as one JSON line with --json, else a block per tool.
+func searchExplain(ctx context.Context, cat *catalog.Catalog, query string, limit int, tools []string, asJSON bool,
+	out io.Writer, stderr io.Writer) int {
+	xs, err := cat.Explain(ctx, query, limit, tools...)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+		return exitFailure
+	}
+	if asJSON {
+		b, err := json.Marshal(struct {
+			Query        string                `json:"query"`
+			Explanations []catalog.Explanation `json:"explanations"`
+		}{query, xs})
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
+			return exitFailure
+		}
+		out.Write(append(b, '\n'))
+		return exitOK
+	}
+	if len(xs) == 0 {
+		fmt.Fprintln(out, "no matching tools")
+		return exitOK
+	}
+	if xs[0].Long {
+		fmt.Fprintln(out, "ranked as a long request (more than six content words)")
+	}
+	for _, x := range xs {
+		place := "no match"
+		if x.Rank > 0 {
+			place = fmt.Sprintf("rank %d", x.Rank)
+		}
+		fmt.Fprintf(out, "%s  score %.4f  (%s)\n", x.ID, x.Score, place)
+		if x.Exact {
+			fmt.Fprintf(out, "  the query names this tool: it ranks first (+%d)\n", 1000)
+		}
+		fmt.Fprintf(out, "  = words %.4f × coverage %.3f (%.0f%% of the query's weighted words) × action %.3f\n",
+			x.Sum, x.CoverageFactor, 100*x.Coverage, x.ActionFactor)
+		for _, w := range x.Words {
+			kind := ""
+			if w.Hint {
+				kind = " (hint)"
+			}
+			if w.Term == "" {
+				fmt.Fprintf(out, "  %-18s not in this tool%s\n", w.Word, kind)
+				continue
+			}
+			match := w.How
+			if w.How != "word" {
+				match += " " + w.Term
+			}
+			line := fmt.Sprintf("  %-18s %-24s in %-28s %8.4f", w.Word, match, strings.Join(w.Fields, ", "), w.Score)
+			if w.Bonus != 0 {
+				line += fmt.Sprintf(" + %.4f written as in the tool", w.Bonus)
+			}
+			fmt.Fprintf(out, "%s%s  (coverage weight %.2f)\n", line, kind, w.Weight)
+		}
+	}
+	return exitOK
 }

@@ -43,6 +43,8 @@ func TestSearchCommandUsage(t *testing.T) {
 		{"both", []string{"search", "--catalog", cat, "--batch", "q.jsonl", "x"}, "not both"},
 		{"negative limit", []string{"search", "--catalog", cat, "--limit", "-1", "x"}, "limit must be a positive integer."},
 		{"unknown flag", []string{"search", "--nope"}, "flag provided but not defined"},
+		{"explain batch", []string{"search", "--catalog", cat, "--explain", "--batch", "q.jsonl"}, "--explain explains one query"},
+		{"tool without explain", []string{"search", "--catalog", cat, "--tool", "web_search", "x"}, "--tool goes with --explain"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,4 +143,49 @@ func TestSearchCommandFailures(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "q.jsonl:2")
 	assert.Equal(t, 1, strings.Count(stdout, "\n"), "lines before the bad one are printed")
+}
+
+func TestSearchCommandExplain(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--limit", "2", "--tool", "web_search",
+		"take", "a", "sceenshot", "of", "the", "page")
+	require.Equal(t, exitOK, code, stderr)
+	blocks := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.NotEmpty(t, blocks)
+	assert.Contains(t, blocks[0], "mcp:playwright:browser_take_screenshot")
+	assert.Contains(t, blocks[0], "(rank 1)")
+	assert.Contains(t, stdout, "typo fix screenshot")
+	assert.Contains(t, stdout, "in name, description")
+	assert.Contains(t, stdout, "written as in the tool")
+	assert.Contains(t, stdout, "(hint)")
+	assert.Contains(t, stdout, "openclaw:core:web_search  score 0.0000  (no match)")
+
+	// The JSON form carries the same numbers as a plain search: each explanation's score is the hit's.
+	code, stdout, stderr = runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--json", "--limit", "3",
+		"merge", "the", "pr")
+	require.Equal(t, exitOK, code, stderr)
+	var got struct {
+		Explanations []struct {
+			ID    string  `json:"id"`
+			Score float64 `json:"score"`
+			Rank  int     `json:"rank"`
+			Words []struct {
+				Word string `json:"word"`
+				How  string `json:"how"`
+			} `json:"words"`
+		} `json:"explanations"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	code, plain, _ := runCLI(t, "", "search", "--catalog", devCatalog, "--json", "--limit", "3", "merge", "the", "pr")
+	require.Equal(t, exitOK, code)
+	var hits searchLine
+	require.NoError(t, json.Unmarshal([]byte(plain), &hits))
+	require.Len(t, got.Explanations, len(hits.Hits))
+	for i, h := range hits.Hits {
+		assert.Equal(t, h.ID, got.Explanations[i].ID)
+		assert.Equal(t, h.Score, got.Explanations[i].Score)
+		assert.Equal(t, i+1, got.Explanations[i].Rank)
+	}
+	code, _, stderr = runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--tool", "no_such_tool", "x")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "no_such_tool")
 }

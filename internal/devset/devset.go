@@ -48,7 +48,7 @@ type line struct {
 	Query  string   `json:"query"`
 	Kind   string   `json:"kind"`
 	Expect []string `json:"expect"` // our dev set: any of these ids
-	Gold   []string `json:"gold"`   // MetaTool: any of these names
+	Gold   []string `json:"gold"`   // MetaTool: any of these names; BFCL (goldNeeds): every one a need
 	Needs  []struct {
 		Gold string   `json:"gold"`
 		Alt  []string `json:"alt"`
@@ -74,20 +74,23 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 	type spec struct {
 		name, about, catalog, queries string
 		tuned, mcp                    bool // mcp: the catalog is internal/corpus's MCP tools
+		goldNeeds                     bool // each "gold" name is a need of its own, not an alternative
 	}
 	specs := []spec{
 		{"dev", "350 tools written here, 271 short agent-phrased queries", devCatalog,
-			"devset/queries.jsonl", true, false},
-		{"dev-fresh", "the same tools, 48 queries written after its tuning", devCatalog,
-			"devset/queries_fresh.jsonl", false, false},
+			"devset/queries.jsonl", true, false, false},
+		{"dev-fresh", "the same tools, 48 queries written after its first tuning, printed in every round since", devCatalog,
+			"devset/queries_fresh.jsonl", true, false, false},
 		{"metatool", "199 ChatGPT plugins, 1,000 real user requests, one gold tool", filepath.Join(dir, "metatool", "catalog.json"),
-			"metatool/queries.jsonl", true, false},
+			"metatool/queries.jsonl", true, false, false},
 		{"multineed-dev", "644 real MCP tools, long requests with 1-3 needs", "",
-			"multineed/multineed-dev.jsonl", true, true},
+			"multineed/multineed-dev.jsonl", true, true, false},
+		{"bfcl-live", "528 user-contributed functions, 661 requests carrying their arguments (BFCL live, even half)",
+			filepath.Join(dir, "bfcl_live", "catalog.json"), "bfcl_live/queries.jsonl", true, false, true},
 	}
 	if includeHoldout {
-		specs = append(specs, spec{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, never tuned on",
-			"", "multineed/multineed-holdout.jsonl", false, true})
+		specs = append(specs, spec{"multineed-holdout", "644 real MCP tools, long requests with 1-3 needs, printed while tuning issue 22",
+			"", "multineed/multineed-holdout.jsonl", true, true, false})
 	}
 	for _, sp := range specs {
 		s := Set{Name: sp.name, About: sp.about, Tuned: sp.tuned}
@@ -101,7 +104,7 @@ func Load(dir string, includeHoldout bool) ([]Set, error) {
 			if err != nil {
 				return err
 			}
-			s.Queries, err = loadQueries(filepath.Join(dir, sp.queries))
+			s.Queries, err = loadQueries(filepath.Join(dir, sp.queries), sp.goldNeeds)
 			return err
 		}()
 		if err := add(s, err); err != nil {
@@ -141,7 +144,7 @@ func mcpCatalog() ([]byte, []string) {
 	return corpus.CatalogFile(), keys
 }
 
-func loadQueries(path string) ([]Query, error) {
+func loadQueries(path string, goldNeeds bool) ([]Query, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -166,6 +169,10 @@ func loadQueries(path string) ([]Query, error) {
 			}
 		case len(l.Expect) > 0:
 			q.Needs = []Need{{Keys: l.Expect}}
+		case len(l.Gold) > 0 && goldNeeds:
+			for _, g := range l.Gold {
+				q.Needs = append(q.Needs, Need{Keys: []string{g}})
+			}
 		case len(l.Gold) > 0:
 			q.Needs = []Need{{Keys: l.Gold}}
 		}

@@ -44,7 +44,7 @@ func TestLoadAndResolve(t *testing.T) {
 		names[s.Name] = true
 		require.NotEmpty(t, s.Queries, s.Name)
 	}
-	for _, want := range []string{"dev", "dev-fresh", "metatool", "multineed-dev", "multineed-holdout"} {
+	for _, want := range []string{"dev", "dev-fresh", "metatool", "multineed-dev", "multineed-holdout", "bfcl-live"} {
 		assert.True(t, names[want], want)
 	}
 	s := Set{Name: "x", keys: []string{"a", "b"}, Queries: []Query{{Text: "q", Needs: []Need{{Keys: []string{"c"}}}}}}

@@ -1,0 +1,84 @@
+package catalog
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/internal/devset"
+)
+
+// The explained total is the search score, bit for bit, for the top ten of every query of every development set
+// (terse and long, exact names, typos, synonyms, Chinese), and the hits are explained in search order.
+func TestExplainTotalIsTheScore(t *testing.T) {
+	sets, err := devset.Load("testdata", true)
+	require.NoError(t, err)
+	checked := 0
+	for _, s := range sets {
+		tools, err := ParseFile(s.Catalog)
+		require.NoError(t, err)
+		c, err := New(tools, &Options{MaxSearchLimit: 10})
+		require.NoError(t, err)
+		for qi, q := range s.Queries {
+			if qi%3 != 0 { // a third of each set keeps the test quick; every set's kinds of request are in it
+				continue
+			}
+			ranked := c.ix.search(q.Text, 10)
+			docs := make([]uint32, len(ranked))
+			for i, r := range ranked {
+				docs[i] = r.doc
+			}
+			_, scores := c.ix.explain(q.Text, docs)
+			for i, r := range ranked {
+				require.Equal(t, r.score, scores[i].score, "%s: %q, hit %d", s.Name, q.Text, i+1)
+				require.Equal(t, r.exact, scores[i].exact)
+				checked++
+			}
+		}
+	}
+	assert.Greater(t, checked, 5000)
+}
+
+func TestExplain(t *testing.T) {
+	c, err := New(sampleTools(), nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	hits, err := c.Search(ctx, "take a sceenshot of the page", 3)
+	require.NoError(t, err)
+	xs, err := c.Explain(ctx, "take a sceenshot of the page", 3, "web_search")
+	require.NoError(t, err)
+	require.Len(t, xs, len(hits)+1, "the named tool after the hits")
+	for i, h := range hits {
+		assert.Equal(t, h.ID, xs[i].ID)
+		assert.Equal(t, h.Score, xs[i].Score)
+		assert.Equal(t, i+1, xs[i].Rank)
+		assert.InDelta(t, xs[i].Total, xs[i].Sum*xs[i].CoverageFactor*xs[i].ActionFactor, 1e-3)
+	}
+	top := xs[0]
+	assert.Equal(t, "mcp:playwright:browser_take_screenshot", top.ID)
+	byWord := map[string]WordMatch{}
+	for _, w := range top.Words {
+		byWord[w.Word] = w
+	}
+	assert.Equal(t, "typo fix", byWord["sceenshot"].How)
+	assert.Equal(t, "screenshot", byWord["sceenshot"].Term)
+	assert.Contains(t, byWord["sceenshot"].Fields, "name")
+	assert.Contains(t, byWord["sceenshot"].Fields, "description")
+	assert.True(t, byWord["take"].Hint, "a light verb")
+	assert.Positive(t, byWord["take"].Bonus, "take is written as in the name")
+	assert.Equal(t, "word", byWord["page"].How)
+	var sum float64
+	for _, w := range top.Words {
+		sum += w.Score + w.Bonus
+	}
+	assert.InDelta(t, top.Sum, sum, 1e-4)
+
+	last := xs[len(xs)-1]
+	assert.Equal(t, "openclaw:core:web_search", last.ID)
+	_, err = c.Explain(ctx, "screenshot", 3, "no_such_tool")
+	require.Error(t, err)
+	_, err = c.Explain(ctx, "screenshot", -1)
+	require.ErrorIs(t, err, ErrInvalidLimit)
+}
