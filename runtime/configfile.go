@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/toolsearch/toolsearch/internal/json5"
 )
@@ -232,4 +234,108 @@ func SplitConfigKey(key string) ([]string, error) {
 		return nil, fmt.Errorf("config: bad key %q: empty segment", key)
 	}
 	return parts, nil
+}
+
+// lockTimeout bounds the wait for the lock of a pin or config file: long enough for another process to finish
+// a read-merge-write (milliseconds), short enough that a lock held by a stuck process fails the call, not the
+// session. The caller's context can end the wait sooner. A variable so tests can trip it quickly.
+var lockTimeout = 3 * time.Second
+
+// errLockBusy is returned by lockFile when another holder kept the lock past the wait.
+var errLockBusy = errors.New("locked by another process")
+
+// lockFile takes an exclusive advisory lock on lockPath (created if needed), waiting for it at most timeout and
+// never past ctx. Waiting polls with a short backoff rather than blocking in flock, so that no deadline is
+// outlived and no goroutine is stuck in a system call that nothing can interrupt.
+func lockFile(ctx context.Context, lockPath string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	wait := time.Millisecond
+	for {
+		busy, err := tryLockFile(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if !busy {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			if err := parent.Err(); err != nil {
+				return nil, fmt.Errorf("%w: %w", errLockBusy, err) // the caller gave up first
+			}
+			return nil, errLockBusy
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// maxSymlinks is how many links resolveLink follows before it calls the chain a loop (the limit Linux uses).
+const maxSymlinks = 40
+
+// resolveLink follows path through symbolic links to the file they name, which need not exist yet: a config
+// or pin file kept in a dotfiles repository and linked into place is written where it lives, not replaced by a
+// regular file beside the link.
+func resolveLink(path string) (string, error) {
+	for range maxSymlinks {
+		info, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// writeFileAtomic replaces the file at path (through any symbolic links) with data: a temporary file in the
+// target's own directory, renamed over it, so a reader sees the old content or the new and never half of one,
+// and the link stays a link. An existing file keeps its permissions; a new one gets perm.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	target, err := resolveLink(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(target)
+	if st, err := os.Stat(target); err == nil {
+		perm = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing left to remove
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(perm)
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), target)
 }
