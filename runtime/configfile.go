@@ -333,6 +333,8 @@ func SplitConfigKey(key string) ([]string, error) {
 					return nil, bad("it ends with a dot")
 				}
 			case '[':
+			case ']':
+				return nil, bad(`"]" without "[": write a key with brackets as ["a[b]"]`)
 			default:
 				return nil, bad(fmt.Sprintf("unexpected %q after a quoted key (want \".\" or \"[\")", key[i]))
 			}
@@ -368,7 +370,7 @@ func quotedKey(s string) (string, int, error) {
 func FormatConfigKey(path ...string) string {
 	var b strings.Builder
 	for i, seg := range path {
-		if seg == "" || strings.ContainsAny(seg, ".[]\"'") || !utf8.ValidString(seg) {
+		if seg == "" || strings.ContainsAny(seg, ".[]\"'") {
 			b.WriteString("[" + json5.Quote(seg, '"') + "]")
 			continue
 		}

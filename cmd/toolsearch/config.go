@@ -192,6 +192,13 @@ func unsetHint(f *runtime.ConfigFile, keyPath []string) string {
 		var keys []string
 		for _, m := range v.Members {
 			keys = append(keys, m.Key)
+			// A key with dots in it, asked for without brackets: mcpServers.my.server for "my.server".
+			for j := i + 2; j <= len(keyPath); j++ {
+				if m.Key == strings.Join(keyPath[i:j], ".") {
+					fixed := append(append(slices.Clone(keyPath[:i]), m.Key), keyPath[j:]...)
+					return fmt.Sprintf("did you mean %s?", runtime.FormatConfigKey(fixed...))
+				}
+			}
 		}
 		if best, d := closestKey(keyPath[i], keys); d >= 0 && d <= 2 {
 			return fmt.Sprintf("did you mean %s?", runtime.FormatConfigKey(append(slices.Clone(keyPath[:i]), best)...))
@@ -258,8 +265,9 @@ func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value s
 		if err != nil {
 			return err
 		}
-		warnings = w
-		return checkSetKeys(f, keyPath)
+		notes, err := checkSetKeys(f, keyPath)
+		warnings = append(w, notes...)
+		return err
 	})
 	if err != nil {
 		msg := fmt.Sprintf("%v", err)
@@ -279,19 +287,23 @@ func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value s
 // field of a server entry that no MCP client defines (a field another client defines is written, with a
 // warning that names it as ignored). Keys elsewhere in the file are not this edit's doing; the loader warns
 // about them. It also checks the servers when the edit touches them.
-func checkSetKeys(f *runtime.ConfigFile, keyPath []string) error {
+func checkSetKeys(f *runtime.ConfigFile, keyPath []string) (warnings []string, err error) {
 	if keyPath[0] == mcp.ConfigKey {
 		if _, _, err := checkServers(f); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
 		n := min(len(p.path), len(keyPath))
-		if p.refused && slices.Equal(p.path[:n], keyPath[:n]) {
-			return errors.New(strings.TrimSuffix(p.msg, " (it is ignored)"))
+		if !slices.Equal(p.path[:n], keyPath[:n]) {
+			continue
 		}
+		if p.refused {
+			return nil, errors.New(strings.TrimSuffix(p.msg, " (it is ignored)"))
+		}
+		warnings = append(warnings, p.msg)
 	}
-	return nil
+	return warnings, nil
 }
 
 // cliValue reads a VALUE argument: JSON or JSON5 when it parses, a string otherwise, so `mode tools` needs no
