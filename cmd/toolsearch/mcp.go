@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/mcp"
@@ -47,8 +49,9 @@ flags:
                        else ~/.config/toolsearch/config.json); JSON5 (JSON with comments, unquoted keys, ...)
   --mode MODE          code, tools, directory or off (default: tools.toolSearch of the file, else code;
                        toolSearch: false means off)
-  --http ADDR          serve streamable HTTP at http://ADDR/mcp instead of stdio; ADDR must be a loopback
-                       address (127.0.0.1:8931) unless a token is set
+  --http ADDR          serve streamable HTTP at http://ADDR/mcp instead of stdio; ADDR is HOST:PORT (a host
+                       alone gets port 8931) and must be a loopback address (localhost, 127.0.0.1:8931) unless
+                       a token is set
   --token TOKEN        require "Authorization: Bearer TOKEN" of every HTTP request (or set $TOOLSEARCH_MCP_TOKEN,
                        which keeps the token out of the process list)
   --allow-origin ORIG  also accept browser requests from this origin (repeatable); other origins than loopback
@@ -116,6 +119,16 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if sf.token == "" {
 		sf.token = os.Getenv(tokenEnv)
 	}
+	if sf.httpAddr != "" {
+		addr, note, err := listenAddr(sf.httpAddr)
+		if err != nil {
+			return mcpUsageError(stderr, err.Error())
+		}
+		if note != "" {
+			fmt.Fprintf(stderr, "toolsearch mcp serve: %s\n", note)
+		}
+		sf.httpAddr = addr
+	}
 	if sf.httpAddr != "" && sf.token == "" && !mcp.IsLoopbackAddr(sf.httpAddr) {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
 			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
@@ -153,6 +166,30 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, mcp.ConfigKey)
 	}
 	return serveMCP(ctx, servers, tsConfig, sf, stdin, stdout, stderr)
+}
+
+// defaultHTTPPort is the port of --http when the address names only a host.
+const defaultHTTPPort = "8931"
+
+// listenAddr reads --http: host:port as net.Listen takes it, or a host alone (localhost, 127.0.0.1, ::1), which
+// gets defaultHTTPPort and a note saying so: a host without a port keeps its meaning (localhost is loopback,
+// never "every interface"). A port alone is refused, since it could mean this machine or every interface and
+// the two differ in who can reach every tool.
+func listenAddr(flag string) (addr, note string, err error) {
+	if _, _, err := net.SplitHostPort(flag); err == nil {
+		return flag, "", nil
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(flag, "["), "]")
+	if _, err := strconv.Atoi(host); err == nil {
+		return "", "", fmt.Errorf("--http %s has no host: write 127.0.0.1:%s to serve this machine only, or :%[2]s to "+
+			"listen on every interface (which needs a token)", flag, host)
+	}
+	if host == "" || strings.ContainsAny(host, "/ ") || (strings.Contains(host, ":") && net.ParseIP(host) == nil) {
+		return "", "", fmt.Errorf("--http %q is not a listen address: want HOST:PORT, for example 127.0.0.1:%s", flag,
+			defaultHTTPPort)
+	}
+	addr = net.JoinHostPort(host, defaultHTTPPort)
+	return addr, fmt.Sprintf("--http %s has no port: listening on %s", flag, addr), nil
 }
 
 // portOf is the port of a listen address, for the hint to listen on loopback instead.
