@@ -90,7 +90,7 @@ type Runtime struct {
 	sandboxDone chan struct{}
 	stopSandbox context.CancelFunc
 	cache       *catalog.Cache
-	schemas    *schemaCache
+	schemas     *schemaCache
 
 	closeOnce sync.Once
 	closed    atomic.Bool
