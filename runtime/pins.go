@@ -38,21 +38,29 @@ const pinFileVersion = 1
 
 // Pin is the fingerprint of one tool's definition: a SHA-256 of each part, so a change can be named.
 type Pin struct {
-	ToolID       string    `json:"-"`
-	Name         string    `json:"name"`
-	Label        string    `json:"label"`
-	Description  string    `json:"description"`
-	InputSchema  string    `json:"inputSchema"`
-	OutputSchema string    `json:"outputSchema"`
-	Annotations  string    `json:"annotations"`
-	PinnedAt     time.Time `json:"pinnedAt"`
+	// ToolID is the pinned tool's id; it is the key of the pin in the file, so it is not written again.
+	ToolID string `json:"-"`
+	// Name, Label, Description, InputSchema, OutputSchema and Annotations are the hex SHA-256 digests of those
+	// parts of the definition (schemas in a canonical form: keys sorted, insignificant space dropped).
+	Name         string `json:"name"`
+	Label        string `json:"label"`
+	Description  string `json:"description"`
+	InputSchema  string `json:"inputSchema"`
+	OutputSchema string `json:"outputSchema"`
+	Annotations  string `json:"annotations"`
+	// PinnedAt is when the definition was pinned, in UTC to the second.
+	PinnedAt time.Time `json:"pinnedAt"`
 }
 
 // DefinitionChange says how a tool's definition differs from its pin. The Approver sees it in
 // Invocation.DefinitionChange.
 type DefinitionChange struct {
-	ToolID   string
-	Changed  []string // the parts that changed: "name", "label", "description", "input schema", ...
+	// ToolID is the tool whose definition changed.
+	ToolID string
+	// Changed lists the parts that changed: "name", "label", "description", "input schema", "output schema",
+	// "annotations".
+	Changed []string
+	// PinnedAt is when the definition it differs from was pinned.
 	PinnedAt time.Time
 }
 
