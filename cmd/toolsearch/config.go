@@ -25,17 +25,21 @@ const configUsage = `usage: toolsearch config get [--config FILE] [--resolved] K
 Reads and edits the config file in place: set changes only the bytes of the value it sets (a new key is written
 in the file's own style), so comments and layout survive. The file is JSON5: JSON plus comments, trailing
 commas, unquoted keys, single quotes, hexadecimal numbers. KEY is a dotted path such as tools.toolSearch or
-tools.toolSearch.mode. VALUE is JSON or JSON5 (true, 5000, {mode: "tools"}); anything else is taken as a
-string, so "tools" needs no quotes. keys lists every key of tools.toolSearch and mcpServers.<name>.
+tools.toolSearch.mode; a key with a dot in it goes in brackets: 'mcpServers["my.server"].command'. VALUE is
+JSON or JSON5 (true, 5000, {mode: "tools"}); anything else is taken as a string, so "tools" needs no quotes.
+keys lists every key of tools.toolSearch and mcpServers.<name>.
 
   toolsearch config set tools.toolSearch true
   toolsearch config set tools.toolSearch.mode tools
   toolsearch config set mcpServers.memory '{command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"]}'
   toolsearch config get --resolved tools.toolSearch
 
-A value of the wrong type, an unknown key of tools.toolSearch or a server without "command" or "url" is an
-error and leaves the file untouched; a limit out of range is written, with a warning naming the value the
-runtime will use. set creates the file if needed; get needs it to exist.
+A value of the wrong type, an unknown key of tools.toolSearch, a key one edit from a valid one (mcpServer,
+tools.toolsearch), an unknown server field or a server that could not start as written is an error and leaves
+the file untouched; a limit out of range is written, with a warning naming the value the runtime will use.
+Fields other MCP clients define (timeout, autoApprove, ...) are written, with a warning that they are ignored.
+Header and env values are printed as [redacted]. set creates the file if needed and locks it while it edits;
+get needs it to exist.
 
 flags:
   --config FILE   the config file (default $TOOLSEARCH_CONFIG, else $XDG_CONFIG_HOME/toolsearch/config.json,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +49,25 @@ func TestMCPServeHTTPHostWithoutPort(t *testing.T) {
 	code, _, stderr = runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", "8931")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--http 8931 has no host")
+}
+
+// FuzzListenAddr: listenAddr never panics, and what it accepts is an address net.Listen reads (host and port),
+// loopback exactly when the host is.
+func FuzzListenAddr(f *testing.F) {
+	for _, s := range []string{"localhost", "127.0.0.1:0", "::1", "[::1]", ":8931", "8931", "0.0.0.0", "[", "a:b:c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, flag string) {
+		addr, _, err := listenAddr(flag)
+		if err != nil {
+			return
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if !assert.NoError(t, err, "%q gave %q", flag, addr) {
+			return
+		}
+		if addr != flag { // a host alone: its loopback-ness is the host's
+			assert.Equal(t, mcp.IsLoopbackAddr(net.JoinHostPort(host, "1")), mcp.IsLoopbackAddr(addr))
+		}
+	})
 }

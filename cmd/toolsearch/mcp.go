@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,13 +185,16 @@ func listenAddr(flag string) (addr, note string, err error) {
 		return "", "", fmt.Errorf("--http %s has no host: write 127.0.0.1:%s to serve this machine only, or :%[2]s to "+
 			"listen on every interface (which needs a token)", flag, host)
 	}
-	if host == "" || strings.ContainsAny(host, "/ ") || (strings.Contains(host, ":") && net.ParseIP(host) == nil) {
+	if net.ParseIP(host) == nil && !hostName.MatchString(host) {
 		return "", "", fmt.Errorf("--http %q is not a listen address: want HOST:PORT, for example 127.0.0.1:%s", flag,
 			defaultHTTPPort)
 	}
 	addr = net.JoinHostPort(host, defaultHTTPPort)
 	return addr, fmt.Sprintf("--http %s has no port: listening on %s", flag, addr), nil
 }
+
+// hostName is what a host name may look like (an IP address is checked apart).
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$`)
 
 // portOf is the port of a listen address, for the hint to listen on loopback instead.
 func portOf(addr string) string {
