@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -186,4 +189,44 @@ func TestConcurrentConfigSetsAllLand(t *testing.T) {
 	for _, e := range entries {
 		assert.False(t, strings.HasSuffix(e.Name(), ".tmp"), "no temporary file is left: %s", e.Name())
 	}
+}
+
+// cliEnv makes this test binary run one toolsearch command line (JSON-encoded in it) and exit, so tests can run
+// the CLI in processes of its own.
+const cliEnv = "TOOLSEARCH_CMD_TEST_CLI"
+
+func init() {
+	if line := os.Getenv(cliEnv); line != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(line), &args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(exitUsage)
+		}
+		os.Exit(run(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
+	}
+}
+
+// The same across processes: the lock is the file's, not the process's.
+func TestConcurrentConfigSetsFromProcessesAllLand(t *testing.T) {
+	path := writeConfig(t, "{}\n")
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	outs := make([][]byte, n)
+	for i := range n {
+		wg.Go(func() {
+			args, _ := json.Marshal([]string{"config", "set", "--config", path, fmt.Sprintf("mcpServers.p%d", i),
+				fmt.Sprintf(`{command: "proc-%d"}`, i)})
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), cliEnv+"="+string(args))
+			outs[i], errs[i] = cmd.CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i], "%s", outs[i])
+	}
+	lc, err := loadConfig(path)
+	require.NoError(t, err)
+	assert.Len(t, lc.servers.Servers, n, "every process's set landed")
 }
