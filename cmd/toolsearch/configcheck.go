@@ -92,6 +92,18 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 		}
 	}
 	nearMisses(root, nil, topLevelKeys)
+	if root.Member(mcp.ConfigKey) == nil {
+		// Other clients' names for the server list: a file copied from them lists its servers under these.
+		for _, alias := range []struct{ key, client string }{
+			{"servers", "VS Code's (.vscode/mcp.json)"}, {"mcp", "VS Code's settings"}, {"context_servers", "Zed's"},
+		} {
+			if root.Member(alias.key) != nil {
+				out = append(out, keyProblem{path: []string{alias.key}, msg: fmt.Sprintf("%s is %s name for the "+
+					"server list; toolsearch reads %s, so no server is started (rename it %s)", alias.key,
+					alias.client, mcp.ConfigKey, mcp.ConfigKey)})
+			}
+		}
+	}
 	if tools := root.Find([]string{"tools"}); tools != nil && tools.Kind == json5.Object {
 		nearMisses(tools, []string{"tools"}, toolsKeys)
 	}

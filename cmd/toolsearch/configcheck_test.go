@@ -43,6 +43,10 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 			[]string{`unknown key tools.toolsearch: did you mean tools.toolSearch? (it is ignored)`}, ""},
 		{"toolSearch two edits off", `{tools: {toolSerch: true}}`,
 			[]string{`unknown key tools.toolSerch: did you mean tools.toolSearch? (it is ignored)`}, ""},
+		{"VS Code's server list", `{servers: {memory: {` + memory + `}}}`,
+			[]string{`servers is VS Code's (.vscode/mcp.json) name for the server list; toolsearch reads ` +
+				`mcpServers, so no server is started (rename it mcpServers)`}, ""},
+		{"Zed's server list beside ours", `{context_servers: {}, mcpServers: {}}`, nil, ""},
 		{"keys of other programs are theirs", `{agents: {}, tools: {exec: {}, web: {}}, globalShortcut: "x"}`, nil, ""},
 		{"server field one edit off", `{mcpServers: {memory: {` + memory + `, lazzy: true}}}`,
 			[]string{`unknown field mcpServers.memory.lazzy: did you mean "lazy"? (it is ignored)`}, ""},
