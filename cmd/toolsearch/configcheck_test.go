@@ -88,6 +88,8 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 				`"@modelcontextprotocol/server-memory"]`},
 		{"NUL in an env value", `{mcpServers: {memory: {` + memory + `, env: {TOKEN: "ab\u0000cd"}}}}`, nil,
 			`mcpServers.memory.env.TOKEN holds a NUL byte, which a program's arguments, environment or paths cannot hold`},
+		{"a disabled server is not started, so not refused", `{mcpServers: {memory: {command: "npx", disabled: true}}}`,
+			nil, ""},
 		{"bad env name", `{mcpServers: {memory: {` + memory + `, env: {"A=B": "x"}}}}`, nil,
 			`mcpServers.memory.env has a variable named "A=B": a name cannot be empty or hold "=" or a NUL byte`},
 		{"Windsurf's serverUrl alone", `{mcpServers: {remote: {serverUrl: "https://x.example/mcp"}}}`, nil,
@@ -142,13 +144,16 @@ func TestConfigSetRefusesMistakenKeys(t *testing.T) {
 		{"command with arguments", []string{"mcpServers.memory.command", "npx -y m"}, exitFailure,
 			`toolsearch config set: mcpServers.memory.command "npx -y m" has arguments in it: the command is started ` +
 				`as one program, without a shell; write "command": "npx", "args": ["-y", "m", "-y", "m"]; PATH is unchanged` + "\n"},
+		{"enabling a server that cannot start", []string{"mcpServers.off.disabled", "false"}, exitFailure,
+			`toolsearch config set: mcpServers.off runs npx with no package to run (args empty): add the server's ` +
+				`package to "args", for example "args": ["-y", "@modelcontextprotocol/server-memory"]; PATH is unchanged` + "\n"},
 		{"another client's field", []string{"mcpServers.memory.timeout", "60"}, exitOK,
 			"toolsearch config set: warning: mcpServers.memory.timeout is ignored: Cline and Roo Code read it as a " +
 				"request timeout in seconds, Claude Code and Gemini CLI in milliseconds; toolsearch bounds each call by " +
 				"its client's deadline, and a server's start by startTimeoutMs\n"},
 		{"a key of another program", []string{"agents.default", `"x"`}, exitOK, ""},
 	}
-	const file = `{mcpServers: {memory: {command: "npx", args: ["-y", "m"]}}}`
+	const file = `{mcpServers: {memory: {command: "npx", args: ["-y", "m"]}, off: {command: "npx", disabled: true}}}`
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeConfig(t, file)

@@ -98,8 +98,11 @@ func checkServers(f *runtime.ConfigFile) (*mcp.Config, []string, error) {
 	var problems, warnings []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		s := cfg.Servers[name]
+		if s.Disabled {
+			continue // never started: checked when it is enabled again
+		}
 		problems = append(problems, checkServerSemantics(name, s)...)
-		if s.Cwd != "" && !strings.Contains(s.Cwd, "$") && !s.Disabled {
+		if s.Cwd != "" && !strings.Contains(s.Cwd, "$") {
 			if info, err := os.Stat(s.Cwd); err != nil || !info.IsDir() {
 				warnings = append(warnings, fmt.Sprintf("%s.cwd %q is not a directory: the server cannot start "+
 					"until it is", runtime.FormatConfigKey(mcp.ConfigKey, name), s.Cwd))
