@@ -72,10 +72,10 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 			[]string{`mcpServers.memory.cwd "/nonexistent/toolsearch-test" is not a directory: the server cannot ` +
 				`start until it is`}, ""},
 
-		{"arg instead of args", `{mcpServers: {memory: {command: "npx", arg: ["-y", "m"]}}}`,
-			[]string{`unknown field mcpServers.memory.arg: did you mean "args"? (it is ignored)`},
+		{"arg instead of args", `{mcpServers: {memory: {command: "npx", arg: ["-y", "m"]}}}`, nil,
 			`mcpServers.memory runs npx with no package to run (args empty): add the server's package to "args", ` +
-				`for example "args": ["-y", "@modelcontextprotocol/server-memory"]`},
+				`for example "args": ["-y", "@modelcontextprotocol/server-memory"]; unknown field ` +
+				`mcpServers.memory.arg: did you mean "args"?`},
 		{"npx with flags only", `{mcpServers: {memory: {command: "npx", args: ["-y"]}}}`, nil,
 			`mcpServers.memory runs npx with no package to run (args ["-y"]): add the server's package to "args", ` +
 				`for example "args": ["-y", "@modelcontextprotocol/server-memory"]`},

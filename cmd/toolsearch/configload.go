@@ -96,12 +96,21 @@ func checkServers(f *runtime.ConfigFile) (*mcp.Config, []string, error) {
 		return nil, nil, err
 	}
 	var problems, warnings []string
+	keyProblems := fileKeyProblems(f.Bytes(), serverFields())
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		s := cfg.Servers[name]
 		if s.Disabled {
 			continue // never started: checked when it is enabled again
 		}
-		problems = append(problems, checkServerSemantics(name, s)...)
+		if p := checkServerSemantics(name, s); len(p) > 0 {
+			// A misspelt field is often why (arg for args): say so in the same message.
+			for _, kp := range keyProblems {
+				if kp.refused && len(kp.path) == 3 && kp.path[1] == name {
+					p[len(p)-1] += "; " + strings.TrimSuffix(kp.msg, " (it is ignored)")
+				}
+			}
+			problems = append(problems, p...)
+		}
 		if s.Cwd != "" && !strings.Contains(s.Cwd, "$") {
 			if info, err := os.Stat(s.Cwd); err != nil || !info.IsDir() {
 				warnings = append(warnings, fmt.Sprintf("%s.cwd %q is not a directory: the server cannot start "+
