@@ -15,6 +15,11 @@ const (
 	SourceOpenClaw Source = "openclaw" // core and plugin tools
 	SourceMCP      Source = "mcp"      // tools of MCP servers
 	SourceClient   Source = "client"   // tools the client declared for the run
+
+	// SourceProgram is SourceOpenClaw under the name a Go program embedding toolsearch means: a tool of the
+	// program itself, with a Go handler, trusted like OpenClaw's own. It is the same value, so ids still read
+	// "openclaw:<sourceName>:<name>".
+	SourceProgram = SourceOpenClaw
 )
 
 // CatalogModeDirectOnly marks a tool that is never cataloged: it stays directly visible to the model in every mode.

@@ -29,9 +29,12 @@ type codeResult struct {
 // runCode runs tool_search_code in the sandbox with the run as the bridge. Script failures (syntax errors,
 // exceptions, limits) are results with ok: false; only the end of ctx is a Go error.
 func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, error) {
-	sb := r.rt.sandbox
+	sb, unavailable, err := r.rt.awaitSandbox(ctx) // a sandbox starting in the background is waited for
+	if err != nil {
+		return nil, err
+	}
 	if sb == nil {
-		return failed("tool_search_code is unavailable: the sandbox is not running."), nil
+		return failed("tool_search_code is unavailable: " + unavailable + "."), nil
 	}
 	// A script's searches may only take a small share of its time, too little to wait for a server that is still
 	// starting: the script waits for those before it starts (bounded by the same budget as any call), and its

@@ -74,20 +74,44 @@ const (
 // default, range and meaning; parsing, clamping, `toolsearch config set` and the README's key table all read
 // that entry, so a new key is a new field plus one entry (TestConfigKeysDescribeEveryField enforces it).
 type Config struct {
-	Enabled            bool   `json:"enabled"`
-	Mode               Mode   `json:"mode"`
-	CodeTimeoutMs      int    `json:"codeTimeoutMs"`
-	SearchDefaultLimit int    `json:"searchDefaultLimit"`
-	MaxSearchLimit     int    `json:"maxSearchLimit"`
-	CodeFuel           uint64 `json:"codeFuel"`
-	CodeMemoryBytes    uint64 `json:"codeMemoryBytes"`
-	CodeMaxOutputBytes int    `json:"codeMaxOutputBytes"`
-	CodeMaxCalls       int    `json:"codeMaxCalls"`
+	// Enabled turns Tool Search on. Off (false, the zero value) means every tool is shown to the model
+	// directly, as ModeOff; in Go, set it with Mode, since a Config with Mode set and Enabled false is off.
+	Enabled bool `json:"enabled"`
+	// Mode is what the model sees when Enabled: ModeCode (the default, also for ""), ModeTools or
+	// ModeDirectory. ModeOff turns Tool Search off whatever Enabled says.
+	Mode Mode `json:"mode"`
+	// CodeTimeoutMs is the wall-clock limit of one tool_search_code run in milliseconds, the tool calls it
+	// waits for included and approvals excluded (DefaultCodeTimeoutMs, MinCodeTimeoutMs–MaxCodeTimeoutMs).
+	CodeTimeoutMs int `json:"codeTimeoutMs"`
+	// SearchDefaultLimit is how many hits a search returns when it asks for no limit (DefaultSearchDefaultLimit,
+	// at most MaxSearchLimit).
+	SearchDefaultLimit int `json:"searchDefaultLimit"`
+	// MaxSearchLimit is the most hits one search returns; a larger limit asked for is capped
+	// (DefaultMaxSearchLimit, at most MaxMaxSearchLimit).
+	MaxSearchLimit int `json:"maxSearchLimit"`
+	// CodeFuel is the CPU budget of one tool_search_code run, counted in interpreter steps (function entries
+	// and loop iterations), so the same script gets the same budget on every machine (DefaultCodeFuel,
+	// MinCodeFuel–MaxCodeFuel).
+	CodeFuel uint64 `json:"codeFuel"`
+	// CodeMemoryBytes bounds the memory of one run, ArrayBuffers included (DefaultCodeMemoryBytes,
+	// MinCodeMemoryBytes–MaxCodeMemoryBytes).
+	CodeMemoryBytes uint64 `json:"codeMemoryBytes"`
+	// CodeMaxOutputBytes bounds the console output of one run; more fails the run (DefaultCodeMaxOutputBytes,
+	// MinCodeMaxOutputBytes–MaxCodeMaxOutputBytes).
+	CodeMaxOutputBytes int `json:"codeMaxOutputBytes"`
+	// CodeMaxCalls bounds the searches, describes and calls one run may make (DefaultCodeMaxCalls, at most
+	// MaxCodeMaxCalls).
+	CodeMaxCalls int `json:"codeMaxCalls"`
 	// MaxResultBytes bounds the text of every call result the model is sent (control tools, including the
 	// value tool_search_code returns, and tools called directly); the full result stays in Details.
-	MaxResultBytes    int    `json:"maxResultBytes"`
-	ApprovalTimeoutMs int    `json:"approvalTimeoutMs"`
-	PinFile           string `json:"pinFile,omitempty"`
+	MaxResultBytes int `json:"maxResultBytes"`
+	// ApprovalTimeoutMs is how long one call waits for its Approver before it is blocked, in milliseconds
+	// (DefaultApprovalTimeoutMs, MinApprovalTimeoutMs–MaxApprovalTimeoutMs); a suspended script's clock stops
+	// meanwhile.
+	ApprovalTimeoutMs int `json:"approvalTimeoutMs"`
+	// PinFile, when set, turns on pinned tool definitions kept in this file ("~/" is the home directory): see
+	// OpenPinFile. Options.Pins, when set, takes its place.
+	PinFile string `json:"pinFile,omitempty"`
 }
 
 // ConfigType is the kind of value a key of tools.toolSearch takes.
@@ -102,7 +126,9 @@ const (
 
 // ConfigKey describes one key of tools.toolSearch.
 type ConfigKey struct {
-	Name string // the key, which is also the json tag of its Config field
+	// Name is the key, which is also the json tag of its Config field.
+	Name string
+	// Type is the kind of value the key takes.
 	Type ConfigType
 	// Values are the accepted strings of a ConfigEnum key, its default first.
 	Values []string
@@ -243,6 +269,7 @@ func DefaultConfig() Config {
 // ConfigError lists every value of tools.toolSearch that was refused. ParseConfig returns it next to a usable
 // Config in which each refused value was replaced by its default, so a caller may log it and carry on, or fail.
 type ConfigError struct {
+	// Problems are the messages, one per refused value, each naming its key, what it takes and what it got.
 	Problems []string
 }
 

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/internal/json5"
 )
@@ -67,6 +70,9 @@ func LoadConfigFile(path string) (*ConfigFile, error) {
 // ParseConfigFile parses data as the content of the config file at path. A file with nothing but white space
 // and comments is an empty object.
 func ParseConfigFile(path string, data []byte) (*ConfigFile, error) {
+	if err := checkText(data); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
 	f := &ConfigFile{path: path, exists: true, src: bytes.Clone(data)}
 	if len(bytes.TrimSpace(data)) == 0 {
 		f.src = []byte("{}\n")
@@ -85,6 +91,27 @@ func ParseConfigFile(path string, data []byte) (*ConfigFile, error) {
 	}
 	f.root = root
 	return f, nil
+}
+
+// checkText refuses what no text file holds: a NUL byte or bytes that are not UTF-8, naming the line and
+// column (in bytes) of the first. JSON5 would accept a raw NUL inside a string or a comment, and invalid UTF-8
+// in a comment, so a file damaged this way (or not a config file at all) would otherwise load in silence.
+func checkText(data []byte) error {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		switch {
+		case r == 0:
+			return fmt.Errorf("line %d, column %d: a NUL byte: a config file is text (write \\u0000 to put one in a string)", line, col)
+		case r == utf8.RuneError && n == 1:
+			return fmt.Errorf("line %d, column %d: invalid UTF-8 (byte 0x%02x): a config file is UTF-8 text", line, col, data[i])
+		case r == '\n':
+			line, col = line+1, 0
+		}
+		i += n
+		col += n
+	}
+	return nil
 }
 
 // onlyComments reports whether src holds comments and white space and nothing else.
@@ -110,6 +137,17 @@ func (f *ConfigFile) Get(key string) (value json.RawMessage, ok bool, err error)
 		return nil, false, err
 	}
 	return json.RawMessage(v.JSON()), true, nil
+}
+
+// Show returns the value at key as `toolsearch config get` prints it: indented JSON, comments removed, except
+// that Infinity, -Infinity and NaN are written as the file spells them (JSON5), not as null. ok is false when
+// the key is not set.
+func (f *ConfigFile) Show(key string) (text string, ok bool, err error) {
+	v, err := f.find(key)
+	if v == nil || err != nil {
+		return "", false, err
+	}
+	return string(v.Indent()), true, nil
 }
 
 // find returns the value at key, or nil.
@@ -156,9 +194,9 @@ func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, 
 		return nil, fmt.Errorf("config: the value for %s is not valid JSON5: %w", key, err)
 	}
 	src := f.src
-	if ts := f.root.Find([]string{"tools", "toolSearch"}); ts != nil && ts.Kind == json5.Bool &&
-		strings.HasPrefix(key, ToolSearchKey+".") {
-		if src, err = json5.Set(src, []string{"tools", "toolSearch"}, []byte(fmt.Sprintf("{enabled: %t}", ts.Bool))); err != nil {
+	if ts := f.root.Find(toolSearchPath); ts != nil && ts.Kind == json5.Bool &&
+		len(path) > len(toolSearchPath) && touches(path, toolSearchPath) {
+		if src, err = json5.Set(src, toolSearchPath, []byte(fmt.Sprintf("{enabled: %t}", ts.Bool))); err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 	}
@@ -174,7 +212,7 @@ func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, 
 	if err != nil {
 		return nil, err // an edit never makes a file unreadable; this is a bug if it happens
 	}
-	if touches(key, ToolSearchKey) {
+	if touches(path, toolSearchPath) {
 		if _, warnings, err = next.CheckToolSearch(); err != nil {
 			return nil, err
 		}
@@ -183,53 +221,267 @@ func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, 
 	return warnings, nil
 }
 
-// Save writes the file atomically (a temporary file renamed over it), creating its directory. A new file is
+// Save writes the file atomically (a temporary file renamed over it), creating its directory. A symbolic link
+// (a config kept in a dotfiles repository) is written through to its target and stays a link. A new file is
 // private to the user, since config files tend to collect API keys; an existing one keeps its permissions.
+// Save takes no lock: to edit a file that other processes may edit too, use UpdateConfigFile.
 func (f *ConfigFile) Save() error {
-	dir := filepath.Dir(f.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	perm := fs.FileMode(0o600)
-	if st, err := os.Stat(f.path); err == nil {
-		perm = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, ".config-*.tmp")
+	target, err := resolveLink(f.path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(f.src); err != nil {
-		tmp.Close()
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
+	if err := writeFileAtomic(f.path, f.src, 0o600); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	f.exists = true
 	return nil
 }
 
-// touches reports whether editing key can change the value at other: one is the other or contains it.
-func touches(key, other string) bool {
-	return key == other || strings.HasPrefix(other, key+".") || strings.HasPrefix(key, other+".")
+// ErrConfigLocked is wrapped by UpdateConfigFile when another process held the config file's lock for longer
+// than a few seconds, or for as long as ctx allowed.
+var ErrConfigLocked = errors.New("config file locked by another process")
+
+// UpdateConfigFile edits the config file at path under a lock (a lock file beside the file's target, as the
+// pin file has): it loads the file once the lock is held, calls edit, and saves the result when edit returns
+// nil, so edits made at the same time by several processes are applied one after the other and none is lost.
+// Waiting for the lock is bounded by ctx and a few seconds. An error from edit leaves the file untouched and is
+// returned as it is.
+func UpdateConfigFile(ctx context.Context, path string, edit func(*ConfigFile) error) error {
+	target, err := resolveLink(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dir := filepath.Dir(target)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, "."+filepath.Base(target)+".lock"), lockTimeout)
+	if errors.Is(err, errLockBusy) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("config %s: %w (%w)", path, ErrConfigLocked, ctx.Err())
+		}
+		return fmt.Errorf("config %s: %w", path, ErrConfigLocked)
+	}
+	if err != nil {
+		return fmt.Errorf("config %s: lock: %w", path, err)
+	}
+	defer unlock()
+	f, err := LoadConfigFile(path)
+	if err != nil {
+		return err
+	}
+	if err := edit(f); err != nil {
+		return err
+	}
+	return f.Save()
 }
 
-// splitKey splits a dotted key into its path.
+// touches reports whether editing the value at key can change the value at other: one is the other or
+// contains it.
+func touches(key, other []string) bool {
+	n := min(len(key), len(other))
+	return slices.Equal(key[:n], other[:n])
+}
+
+// toolSearchPath is ToolSearchKey as a path.
+var toolSearchPath = []string{"tools", "toolSearch"}
+
+// SplitConfigKey splits a key path into its keys. Keys are separated by dots ("tools.toolSearch.mode"); a key
+// that holds a dot, a bracket or nothing at all is written in brackets as a quoted string, JSON-style, with
+// backslash escapes: mcpServers["my.server"].command (single quotes work too, for the shell's sake:
+// mcpServers['my.server'].command).
 func SplitConfigKey(key string) ([]string, error) {
 	if key == "" {
 		return nil, errors.New("config: empty key")
 	}
-	parts := strings.Split(key, ".")
-	if slices.Contains(parts, "") {
-		return nil, fmt.Errorf("config: bad key %q: empty segment", key)
+	bad := func(why string) error { return fmt.Errorf("config: bad key %q: %s", key, why) }
+	var path []string
+	for i := 0; i < len(key); {
+		switch {
+		case key[i] == '[':
+			seg, n, err := quotedKey(key[i+1:])
+			if err != nil {
+				return nil, bad(err.Error())
+			}
+			i += 1 + n
+			if i >= len(key) || key[i] != ']' {
+				return nil, bad(`a quoted key must end with "]"`)
+			}
+			i++
+			path = append(path, seg)
+		case key[i] == ']':
+			return nil, bad(`"]" without "[": write a key with brackets as ["a[b]"]`)
+		default:
+			j := i
+			for j < len(key) && key[j] != '.' && key[j] != '[' && key[j] != ']' {
+				j++
+			}
+			if j == i {
+				return nil, bad(`empty segment (a key with a dot in it is written ["my.server"])`)
+			}
+			path = append(path, key[i:j])
+			i = j
+		}
+		if i < len(key) {
+			switch key[i] {
+			case '.':
+				i++
+				if i == len(key) {
+					return nil, bad("it ends with a dot")
+				}
+			case '[':
+			case ']':
+				return nil, bad(`"]" without "[": write a key with brackets as ["a[b]"]`)
+			default:
+				return nil, bad(fmt.Sprintf("unexpected %q after a quoted key (want \".\" or \"[\")", key[i]))
+			}
+		}
 	}
-	return parts, nil
+	return path, nil
+}
+
+// quotedKey reads a quoted key at the start of s (a JSON string, or the same in single quotes) and returns it
+// with the number of bytes it took.
+func quotedKey(s string) (string, int, error) {
+	if s == "" || (s[0] != '"' && s[0] != '\'') {
+		return "", 0, errors.New(`"[" must be followed by a quoted key, as in mcpServers["my.server"]`)
+	}
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case q:
+			v, err := json5.Parse([]byte(s[:i+1]))
+			if err != nil || v.Kind != json5.String {
+				return "", 0, fmt.Errorf("bad quoted key %s", s[:i+1])
+			}
+			return v.Str, i + 1, nil
+		}
+	}
+	return "", 0, errors.New("unterminated quoted key")
+}
+
+// FormatConfigKey writes a path as SplitConfigKey reads it: plain keys joined by dots, and any key that a dot
+// would not survive in brackets and quotes (mcpServers["my.server"]).
+func FormatConfigKey(path ...string) string {
+	var b strings.Builder
+	for i, seg := range path {
+		if seg == "" || strings.ContainsAny(seg, ".[]\"'") {
+			b.WriteString("[" + json5.Quote(seg, '"') + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// lockTimeout bounds the wait for the lock of a pin or config file: long enough for another process to finish
+// a read-merge-write (milliseconds), short enough that a lock held by a stuck process fails the call, not the
+// session. The caller's context can end the wait sooner. A variable so tests can trip it quickly.
+var lockTimeout = 3 * time.Second
+
+// errLockBusy is returned by lockFile when another holder kept the lock past the wait.
+var errLockBusy = errors.New("locked by another process")
+
+// lockFile takes an exclusive advisory lock on lockPath (created if needed), waiting for it at most timeout and
+// never past ctx. Waiting polls with a short backoff rather than blocking in flock, so that no deadline is
+// outlived and no goroutine is stuck in a system call that nothing can interrupt.
+func lockFile(ctx context.Context, lockPath string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	wait := time.Millisecond
+	for {
+		busy, err := tryLockFile(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if !busy {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			if err := parent.Err(); err != nil {
+				return nil, fmt.Errorf("%w: %w", errLockBusy, err) // the caller gave up first
+			}
+			return nil, errLockBusy
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// maxSymlinks is how many links resolveLink follows before it calls the chain a loop (the limit Linux uses).
+const maxSymlinks = 40
+
+// resolveLink follows path through symbolic links to the file they name, which need not exist yet: a config
+// or pin file kept in a dotfiles repository and linked into place is written where it lives, not replaced by a
+// regular file beside the link.
+func resolveLink(path string) (string, error) {
+	for range maxSymlinks {
+		info, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// writeFileAtomic replaces the file at path (through any symbolic links) with data: a temporary file in the
+// target's own directory, renamed over it, so a reader sees the old content or the new and never half of one,
+// and the link stays a link. An existing file keeps its permissions; a new one gets perm.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	target, err := resolveLink(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(target)
+	if st, err := os.Stat(target); err == nil {
+		perm = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing left to remove
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(perm)
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), target)
 }

@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,26 +28,39 @@ import (
 // ErrPinFile is wrapped by errors reading or writing a pin file.
 var ErrPinFile = errors.New("pin file")
 
+// ErrPinFileLocked is wrapped (with ErrPinFile) when a pin could not be recorded because another process held
+// the pin file's lock for longer than a few seconds, or for as long as the call could wait. The call it was for
+// is blocked: an unrecorded pin would let the next definition pass unchecked.
+var ErrPinFileLocked = errors.New("pin file locked by another process")
+
 // pinFileVersion is the format of the file; a newer one is refused rather than rewritten without what it adds.
 const pinFileVersion = 1
 
 // Pin is the fingerprint of one tool's definition: a SHA-256 of each part, so a change can be named.
 type Pin struct {
-	ToolID       string    `json:"-"`
-	Name         string    `json:"name"`
-	Label        string    `json:"label"`
-	Description  string    `json:"description"`
-	InputSchema  string    `json:"inputSchema"`
-	OutputSchema string    `json:"outputSchema"`
-	Annotations  string    `json:"annotations"`
-	PinnedAt     time.Time `json:"pinnedAt"`
+	// ToolID is the pinned tool's id; it is the key of the pin in the file, so it is not written again.
+	ToolID string `json:"-"`
+	// Name, Label, Description, InputSchema, OutputSchema and Annotations are the hex SHA-256 digests of those
+	// parts of the definition (schemas in a canonical form: keys sorted, insignificant space dropped).
+	Name         string `json:"name"`
+	Label        string `json:"label"`
+	Description  string `json:"description"`
+	InputSchema  string `json:"inputSchema"`
+	OutputSchema string `json:"outputSchema"`
+	Annotations  string `json:"annotations"`
+	// PinnedAt is when the definition was pinned, in UTC to the second.
+	PinnedAt time.Time `json:"pinnedAt"`
 }
 
 // DefinitionChange says how a tool's definition differs from its pin. The Approver sees it in
 // Invocation.DefinitionChange.
 type DefinitionChange struct {
-	ToolID   string
-	Changed  []string // the parts that changed: "name", "label", "description", "input schema", ...
+	// ToolID is the tool whose definition changed.
+	ToolID string
+	// Changed lists the parts that changed: "name", "label", "description", "input schema", "output schema",
+	// "annotations".
+	Changed []string
+	// PinnedAt is when the definition it differs from was pinned.
 	PinnedAt time.Time
 }
 
@@ -167,9 +182,9 @@ func (p *PinFile) Pins() ([]Pin, error) {
 }
 
 // Forget removes the pin of a tool id: its next approved or first call pins its definition anew. Forgetting an
-// id that has no pin is not an error.
-func (p *PinFile) Forget(toolID string) error {
-	return p.update(func(pins map[string]Pin) { delete(pins, toolID) })
+// id that has no pin is not an error. Waiting for the file's lock is bounded by ctx and a few seconds.
+func (p *PinFile) Forget(ctx context.Context, toolID string) error {
+	return p.update(ctx, func(pins map[string]Pin) { delete(pins, toolID) })
 }
 
 // check compares t with its pin. It returns nil when t is not pinned (pinned reports which) or unchanged.
@@ -189,48 +204,52 @@ func (p *PinFile) check(t *catalog.Tool) (change *DefinitionChange, pinned bool,
 	return nil, true, nil
 }
 
-// pin records t's current definition.
-func (p *PinFile) pin(t *catalog.Tool) error {
+// pin records t's current definition, waiting for the file's lock no longer than ctx allows.
+func (p *PinFile) pin(ctx context.Context, t *catalog.Tool) error {
 	pin := pinOf(t)
 	pin.PinnedAt = time.Now().UTC().Truncate(time.Second)
-	return p.update(func(pins map[string]Pin) { pins[pin.ToolID] = pin })
+	return p.update(ctx, func(pins map[string]Pin) { pins[pin.ToolID] = pin })
 }
 
 // update re-reads the file, applies change and writes the result atomically (a temporary file renamed over the
-// old one), so a crash never leaves half a file and another process's pins are kept.
-func (p *PinFile) update(change func(map[string]Pin)) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
+// old one), so a crash never leaves half a file and another process's pins are kept. The cross-process lock is
+// taken before the mutex, and waiting for it is bounded by ctx and lockTimeout: a lock held elsewhere never
+// stalls the calls that only check pins, and a lock that cannot be had fails with ErrPinFileLocked.
+func (p *PinFile) update(ctx context.Context, change func(map[string]Pin)) error {
+	target, err := resolveLink(p.path)
+	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
-	unlock, err := lockPins(filepath.Join(filepath.Dir(p.path), "."+filepath.Base(p.path)+".lock"))
+	dir := filepath.Dir(target)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, "."+filepath.Base(target)+".lock"), lockTimeout)
+	if errors.Is(err, errLockBusy) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w %s: %w (%w)", ErrPinFile, p.path, ErrPinFileLocked, ctx.Err())
+		}
+		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, ErrPinFileLocked)
+	}
 	if err != nil {
 		return fmt.Errorf("%w %s: lock: %w", ErrPinFile, p.path, err)
 	}
 	defer unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.reloadLocked(true); err != nil {
 		return err
 	}
-	change(p.pins)
-	data, err := json.MarshalIndent(pinFileJSON{Version: pinFileVersion, Pins: p.pins}, "", "  ")
+	next := maps.Clone(p.pins)
+	change(next)
+	data, err := json.MarshalIndent(pinFileJSON{Version: pinFileVersion, Pins: next}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p.path), "."+filepath.Base(p.path)+".*")
-	if err != nil {
+	if err := writeFileAtomic(p.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
-	_, werr := tmp.Write(append(data, '\n'))
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
-	}
-	if err := os.Rename(tmp.Name(), p.path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
-	}
+	p.pins = next
 	return p.statLocked()
 }
 

@@ -2,7 +2,11 @@
 
 package runtime
 
-// lockPins has no cross-process lock to take here: writers in one process are serialized by the PinFile's
+import "os"
+
+// tryLockFile has no cross-process lock to take here: writers in one process are serialized by the lock's
 // mutex, and each write still re-reads and merges, so only two processes writing in the same instant can lose
-// a pin (which the next call of that tool records again).
-func lockPins(string) (func(), error) { return func() {}, nil }
+// an edit (a pin is recorded again by the next call of that tool).
+func tryLockFile(*os.File) (busy bool, err error) { return false, nil }
+
+func unlockFile(*os.File) {}

@@ -68,7 +68,7 @@ func TestPinnedDefinitionChanges(t *testing.T) {
 	assert.True(t, callIssue(t, rt2, rugPull).Blocked)
 
 	// Forgetting the pin (toolsearch pins forget, in another process) lets the next call pin the new definition.
-	require.NoError(t, reopened.Forget("mcp:github:create_issue"))
+	require.NoError(t, reopened.Forget(context.Background(), "mcp:github:create_issue"))
 	assert.False(t, callIssue(t, rt, rugPull).IsError, "the first runtime reloads the file")
 	assert.True(t, callIssue(t, rt, original).Blocked, "now the old definition is the change")
 }

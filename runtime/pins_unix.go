@@ -3,29 +3,25 @@
 package runtime
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
 
-// lockPins takes an exclusive advisory lock on the pin file's lock file, held across a read-merge-write, so
-// that toolsearch processes sharing one pin file never lose each other's pins.
-func lockPins(lockPath string) (unlock func(), err error) {
-	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
+// tryLockFile takes an exclusive advisory lock on f without waiting. busy reports that another open file
+// description holds it (another process, or another PinFile or ConfigFile of this one), so the caller waits
+// and retries on its own clock instead of sleeping in flock outside any deadline.
+func tryLockFile(f *os.File) (busy bool, err error) {
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
-	if err != nil {
-		f.Close()
-		return nil, err
+	if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) {
+		return true, nil
 	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return false, err
 }
+
+func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

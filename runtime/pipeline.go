@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -357,8 +358,11 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		}
 	}
 	if pins != nil && (!pinned || inv.DefinitionChange != nil) {
-		if err := pins.pin(tool); err != nil {
+		if err := pins.pin(ctx, tool); err != nil {
 			r.rt.log.Error("tool search: pinning failed", "tool", id, "error", err)
+			if errors.Is(err, ErrPinFileLocked) {
+				return fmt.Sprintf("Tool call blocked: the definition of %s could not be pinned: %v.", id, ErrPinFileLocked), nil
+			}
 			return fmt.Sprintf("Tool call blocked: the definition of %s could not be pinned.", id), nil
 		}
 	}

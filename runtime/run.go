@@ -149,7 +149,7 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 	r := &Run{
 		rt:            rt,
 		req:           req,
-		mode:          rt.mode,
+		mode:          rt.Mode(),
 		requestedMode: rt.cfg.Mode,
 		control:       make(map[string]bool),
 	}
@@ -180,8 +180,8 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 			break
 		}
 	}
-	if r.mode != r.requestedMode && r.notApplied == "" && rt.fallback != "" {
-		r.notApplied = "code mode fell back to tools mode: " + rt.fallback
+	if r.mode != r.requestedMode && r.notApplied == "" && rt.FallbackReason() != "" {
+		r.notApplied = "code mode fell back to tools mode: " + rt.FallbackReason()
 	}
 
 	var feedTools []catalog.Tool

@@ -60,6 +60,14 @@ type Options struct {
 	// CatalogCache keeps each session's catalog between runs while its tools do not change; nil means a cache
 	// private to this runtime.
 	CatalogCache *catalog.Cache
+	// SandboxInBackground makes New return before the code sandbox is ready (in code mode; creating one costs
+	// about half a second to a second): the sandbox is created and probed in the background, runs start in code
+	// mode meanwhile, and the first tool_search_code waits for it, bounded by its context. Mode reports
+	// ModeCode until the outcome is known; if the sandbox cannot start, the fallback is logged, Mode and
+	// FallbackReason report it, runs started from then on are in tools mode, and tool_search_code in a run
+	// started before says it is unavailable and why. A server that must answer its client at once (`toolsearch
+	// mcp serve`) sets it; without it New waits, and Mode is final when New returns.
+	SandboxInBackground bool
 }
 
 // Runtime is Tool Search for one deployment: the config, the policy, the hooks and the code sandbox, shared by
@@ -76,8 +84,13 @@ type Runtime struct {
 	sessionLog SessionLogger
 	sandbox    *hostfns.Sandbox
 	ownSandbox bool
-	cache      *catalog.Cache
-	schemas    *schemaCache
+	// sandboxDone is closed once the sandbox's outcome is known: sandbox, ownSandbox, mode and fallback are
+	// written before and only read after (at once in every mode but code, and in code mode unless
+	// Options.SandboxInBackground). stopSandbox ends a background start that Close overtakes.
+	sandboxDone chan struct{}
+	stopSandbox context.CancelFunc
+	cache       *catalog.Cache
+	schemas     *schemaCache
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -127,19 +140,62 @@ func New(ctx context.Context, opts *Options) (*Runtime, error) {
 	}
 	rt.policy.Store(&policyRef{o.Policy})
 	rt.mode = rt.cfg.Mode
-	if rt.mode == ModeCode {
-		if err := rt.openSandbox(ctx, &o); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err() // the caller gave up; that says nothing about this host
-			}
-			rt.mode = ModeTools
-			rt.fallback = err.Error()
+	rt.sandboxDone = make(chan struct{})
+	switch {
+	case rt.mode != ModeCode:
+		close(rt.sandboxDone)
+	case o.SandboxInBackground:
+		// Not New's ctx, which may end as soon as New returns: the start lives until it is done or Close.
+		bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		rt.stopSandbox = cancel
+		go func() {
+			defer cancel()
+			rt.settleSandbox(rt.openSandbox(bg, &o))
+		}()
+	default:
+		err := rt.openSandbox(ctx, &o)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err() // the caller gave up; that says nothing about this host
+		}
+		rt.settleSandbox(err)
+	}
+	return rt, nil
+}
+
+// settleSandbox records the outcome of starting the sandbox: on failure, code mode falls back to tools mode.
+func (rt *Runtime) settleSandbox(err error) {
+	if err != nil {
+		rt.mode = ModeTools
+		rt.fallback = err.Error()
+		if !rt.closed.Load() {
 			rt.log.Warn("tool search: the code sandbox cannot start on this host; using tools mode instead",
 				"error", err)
 		}
 	}
-	return rt, nil
+	close(rt.sandboxDone)
 }
+
+// awaitSandbox returns the sandbox once it is ready, waiting for a background start no longer than ctx. With
+// no sandbox it says why, for the model.
+func (rt *Runtime) awaitSandbox(ctx context.Context) (sb *hostfns.Sandbox, unavailable string, err error) {
+	select {
+	case <-rt.sandboxDone:
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
+	switch {
+	case rt.sandbox != nil:
+		return rt.sandbox, "", nil
+	case rt.fallback != "":
+		return nil, "the code sandbox could not start on this host (" + rt.fallback + "); runs started from now " +
+			"on use tools mode (tool_search, tool_describe, tool_call)", nil
+	}
+	return nil, "the sandbox is not running", nil
+}
+
+// SandboxReady is closed once the code sandbox is ready or has failed (see Options.SandboxInBackground); it
+// is closed from the start in every mode but code, and when New waited for the sandbox.
+func (rt *Runtime) SandboxReady() <-chan struct{} { return rt.sandboxDone }
 
 // openSandbox provides the sandbox and proves it works. A sandbox that fails the probe is closed if we made it.
 func (rt *Runtime) openSandbox(ctx context.Context, o *Options) error {
@@ -212,11 +268,27 @@ func (probeBridge) Call(context.Context, json.RawMessage) (json.RawMessage, erro
 // Config is the resolved configuration the runtime was built with.
 func (rt *Runtime) Config() Config { return rt.cfg }
 
-// Mode is the mode runs get: Config().Mode, or ModeTools when code mode fell back.
-func (rt *Runtime) Mode() Mode { return rt.mode }
+// Mode is the mode runs get: Config().Mode, or ModeTools when code mode fell back. While the sandbox starts in
+// the background it is ModeCode.
+func (rt *Runtime) Mode() Mode {
+	select {
+	case <-rt.sandboxDone:
+		return rt.mode
+	default:
+		return rt.cfg.Mode
+	}
+}
 
-// FallbackReason says why code mode fell back to tools mode, or "" when it did not.
-func (rt *Runtime) FallbackReason() string { return rt.fallback }
+// FallbackReason says why code mode fell back to tools mode, or "" when it did not (or has not yet: see
+// SandboxReady).
+func (rt *Runtime) FallbackReason() string {
+	select {
+	case <-rt.sandboxDone:
+		return rt.fallback
+	default:
+		return ""
+	}
+}
 
 // SetPolicy replaces the policy of runs that did not bring their own. It applies to calls and searches from now
 // on, including those of runs already started: a tool that the new policy denies can no longer be called.
@@ -226,15 +298,34 @@ func (rt *Runtime) SetPolicy(p *catalog.Policy) { rt.policy.Store(&policyRef{p})
 // Policy is the current runtime-wide policy.
 func (rt *Runtime) Policy() *catalog.Policy { return rt.policy.Load().p }
 
-// Close releases the sandbox if the runtime created it, bounded by ctx. Runs should be closed first. Close is
-// idempotent.
+// Close releases the sandbox if the runtime created it, bounded by ctx; a sandbox still starting in the
+// background is stopped and waited for. Runs should be closed first. Close is idempotent.
 func (rt *Runtime) Close(ctx context.Context) error {
 	var err error
 	rt.closeOnce.Do(func() {
 		rt.closed.Store(true)
-		if rt.ownSandbox && rt.sandbox != nil {
-			err = rt.sandbox.Close(ctx)
+		if rt.stopSandbox != nil {
+			rt.stopSandbox()
 		}
+		select {
+		case <-rt.sandboxDone:
+		case <-ctx.Done():
+			// The start ignores its cancellation for now; what it made is closed when it is done.
+			go func() {
+				<-rt.sandboxDone
+				rt.closeSandbox(context.Background())
+			}()
+			err = ctx.Err()
+			return
+		}
+		err = rt.closeSandbox(ctx)
 	})
 	return err
+}
+
+func (rt *Runtime) closeSandbox(ctx context.Context) error {
+	if rt.ownSandbox && rt.sandbox != nil {
+		return rt.sandbox.Close(ctx)
+	}
+	return nil
 }

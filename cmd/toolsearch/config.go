@@ -25,17 +25,21 @@ const configUsage = `usage: toolsearch config get [--config FILE] [--resolved] K
 Reads and edits the config file in place: set changes only the bytes of the value it sets (a new key is written
 in the file's own style), so comments and layout survive. The file is JSON5: JSON plus comments, trailing
 commas, unquoted keys, single quotes, hexadecimal numbers. KEY is a dotted path such as tools.toolSearch or
-tools.toolSearch.mode. VALUE is JSON or JSON5 (true, 5000, {mode: "tools"}); anything else is taken as a
-string, so "tools" needs no quotes. keys lists every key of tools.toolSearch and mcpServers.<name>.
+tools.toolSearch.mode; a key with a dot in it goes in brackets: 'mcpServers["my.server"].command'. VALUE is
+JSON or JSON5 (true, 5000, {mode: "tools"}); anything else is taken as a string, so "tools" needs no quotes.
+keys lists every key of tools.toolSearch and mcpServers.<name>.
 
   toolsearch config set tools.toolSearch true
   toolsearch config set tools.toolSearch.mode tools
   toolsearch config set mcpServers.memory '{command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"]}'
   toolsearch config get --resolved tools.toolSearch
 
-A value of the wrong type, an unknown key of tools.toolSearch or a server without "command" or "url" is an
-error and leaves the file untouched; a limit out of range is written, with a warning naming the value the
-runtime will use. set creates the file if needed; get needs it to exist.
+A value of the wrong type, an unknown key of tools.toolSearch, a key one edit from a valid one (mcpServer,
+tools.toolsearch), an unknown server field or a server that could not start as written is an error and leaves
+the file untouched; a limit out of range is written, with a warning naming the value the runtime will use.
+Fields other MCP clients define (timeout, autoApprove, ...) are written, with a warning that they are ignored.
+Header and env values are printed as [redacted]. set creates the file if needed and locks it while it edits;
+get needs it to exist.
 
 flags:
   --config FILE   the config file (default $TOOLSEARCH_CONFIG, else $XDG_CONFIG_HOME/toolsearch/config.json,
@@ -43,7 +47,7 @@ flags:
   --resolved      get: print the effective tools.toolSearch values after defaults and clamps
 `
 
-func runConfig(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runConfig(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return configUsageError(stderr, "", "a subcommand is required: get or set")
 	}
@@ -90,7 +94,7 @@ func runConfig(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if len(rest) != 2 {
 		return configUsageError(stderr, sub, "takes a KEY and a VALUE")
 	}
-	return configSet(stdout, stderr, path, rest[0], rest[1])
+	return configSet(ctx, stdout, stderr, path, rest[0], rest[1])
 }
 
 // parseConfigArgs reads the flags anywhere on the line. It is not package flag because VALUE may be a negative
@@ -126,19 +130,21 @@ func parseConfigArgs(args []string) (path string, resolved bool, rest []string, 
 }
 
 func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
-	if _, err := runtime.SplitConfigKey(key); err != nil {
+	keyPath, err := runtime.SplitConfigKey(key)
+	if err != nil {
 		return configUsageError(stderr, "get", err.Error())
 	}
-	field, inToolSearch := strings.CutPrefix(key, runtime.ToolSearchKey)
-	inToolSearch = inToolSearch && (field == "" || field[0] == '.')
+	inToolSearch := len(keyPath) >= 2 && keyPath[0] == "tools" && keyPath[1] == "toolSearch"
 	if resolved && !inToolSearch {
 		return configUsageError(stderr, "get", "--resolved applies to "+runtime.ToolSearchKey+" and its fields")
 	}
-	if field = strings.TrimPrefix(field, "."); inToolSearch && field != "" {
-		if _, known := runtime.LookupConfigKey(field); !known {
+	field := ""
+	if inToolSearch && len(keyPath) > 2 {
+		field = keyPath[2]
+		if _, known := runtime.LookupConfigKey(field); !known || len(keyPath) > 3 {
 			best, _ := suggest.Closest(field, runtime.ConfigKeyNames())
-			return configUsageError(stderr, "get", fmt.Sprintf("unknown key %q of %s: did you mean %q?", field,
-				runtime.ToolSearchKey, best))
+			return configUsageError(stderr, "get", fmt.Sprintf("unknown key %q of %s: did you mean %q?",
+				strings.Join(keyPath[2:], "."), runtime.ToolSearchKey, best))
 		}
 	}
 	f, err := runtime.LoadConfigFile(path)
@@ -152,17 +158,58 @@ func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
 	if resolved {
 		return configGetResolved(stdout, stderr, f, field)
 	}
-	v, ok, err := f.Get(key)
+	text, ok, err := f.Show(key)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config get: %v\n", err)
 		return exitFailure
 	}
 	if !ok {
-		fmt.Fprintf(stderr, "toolsearch config get: %s is not set in %s\n", key, path)
+		msg := fmt.Sprintf("%s is not set in %s", runtime.FormatConfigKey(keyPath...), path)
+		if hint := unsetHint(f, keyPath); hint != "" {
+			msg += "; " + hint
+		}
+		fmt.Fprintf(stderr, "toolsearch config get: %s\n", msg)
 		return exitFailure
 	}
-	printJSON(stdout, upstream.RedactConfigValue(key, v)) // header values may be secrets
+	fmt.Fprintln(stdout, redactConfigText(keyPath, text)) // header and env values may be secrets
 	return reportProblems(stderr, "get", f)
+}
+
+// unsetHint names the key the file does have where keyPath has none, when it is nearly the one asked for:
+// `config get mcpServers.memroy` in a file with mcpServers.memory.
+func unsetHint(f *runtime.ConfigFile, keyPath []string) string {
+	for i := range keyPath {
+		text, ok, _ := f.Show(runtime.FormatConfigKey(keyPath[:i]...))
+		if i == 0 {
+			text, ok = string(f.Bytes()), true
+		}
+		if !ok {
+			return ""
+		}
+		v, err := json5.Parse([]byte(text))
+		if err != nil || v.Kind != json5.Object {
+			return ""
+		}
+		if v.Member(keyPath[i]) != nil {
+			continue
+		}
+		var keys []string
+		for _, m := range v.Members {
+			keys = append(keys, m.Key)
+			// A key with dots in it, asked for without brackets: mcpServers.my.server for "my.server".
+			for j := i + 2; j <= len(keyPath); j++ {
+				if m.Key == strings.Join(keyPath[i:j], ".") {
+					fixed := append(append(slices.Clone(keyPath[:i]), m.Key), keyPath[j:]...)
+					return fmt.Sprintf("did you mean %s?", runtime.FormatConfigKey(fixed...))
+				}
+			}
+		}
+		if best, d := closestKey(keyPath[i], keys); d >= 0 && d <= 2 {
+			return fmt.Sprintf("did you mean %s?", runtime.FormatConfigKey(append(slices.Clone(keyPath[:i]), best)...))
+		}
+		return ""
+	}
+	return ""
 }
 
 // reportProblems checks the whole file the way every command loads it, so that reading one value of a file
@@ -202,40 +249,83 @@ func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, field st
 	return reportProblems(stderr, "get", f)
 }
 
-func configSet(stdout, stderr io.Writer, path, key, value string) int {
-	f, err := runtime.LoadConfigFile(path)
+func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value string) int {
+	keyPath, err := runtime.SplitConfigKey(key)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch config set: %v\n", err)
-		return exitFailure
+		return configUsageError(stderr, "set", err.Error())
 	}
-	raw := cliValue(value)
-	warnings, err := f.Set(key, raw)
-	if err == nil && (key == upstream.ConfigKey || strings.HasPrefix(key, upstream.ConfigKey+".")) {
-		_, err = checkServers(f)
-	}
+	raw, err := cliValue(value)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config set: %v; %s is unchanged\n", err, path)
 		return exitFailure
 	}
-	if err := f.Save(); err != nil {
-		fmt.Fprintf(stderr, "toolsearch config set: %v\n", err)
+	var warnings []string
+	var f *runtime.ConfigFile
+	// Under the file's lock, so that sets made at the same time by other processes are each applied to the
+	// file as the one before left it.
+	err = runtime.UpdateConfigFile(ctx, path, func(file *runtime.ConfigFile) error {
+		f = file
+		w, err := f.Set(key, raw)
+		if err != nil {
+			return err
+		}
+		notes, err := checkSetKeys(f, keyPath)
+		warnings = append(w, notes...)
+		return err
+	})
+	if err != nil {
+		msg := fmt.Sprintf("%v", err)
+		if f != nil && !errors.Is(err, runtime.ErrConfigLocked) {
+			msg += "; " + path + " is unchanged"
+		}
+		fmt.Fprintf(stderr, "toolsearch config set: %s\n", msg)
 		return exitFailure
 	}
 	printWarnings(stderr, "toolsearch config set", warnings)
-	fmt.Fprintf(stdout, "%s = %s (%s)\n", key, upstream.RedactConfigValue(key, raw), path)
+	shown := strings.TrimSpace(redactConfigText(keyPath, string(raw)))
+	fmt.Fprintf(stdout, "%s = %s (%s)\n", runtime.FormatConfigKey(keyPath...), shown, path)
 	return exitOK
 }
 
+// checkSetKeys refuses an edit that writes a key toolsearch would not read: a near miss of a valid key, or a
+// field of a server entry that no MCP client defines (a field another client defines is written, with a
+// warning that names it as ignored). Keys elsewhere in the file are not this edit's doing; the loader warns
+// about them. It also checks the servers when the edit touches them.
+func checkSetKeys(f *runtime.ConfigFile, keyPath []string) (warnings []string, err error) {
+	if keyPath[0] == upstream.ConfigKey {
+		if _, _, err := checkServers(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
+		n := min(len(p.path), len(keyPath))
+		if !slices.Equal(p.path[:n], keyPath[:n]) {
+			continue
+		}
+		if p.refused {
+			return nil, errors.New(strings.TrimSuffix(p.msg, " (it is ignored)"))
+		}
+		warnings = append(warnings, p.msg)
+	}
+	return warnings, nil
+}
+
 // cliValue reads a VALUE argument: JSON or JSON5 when it parses, a string otherwise, so `mode tools` needs no
-// quoting.
-func cliValue(s string) json.RawMessage {
-	if t := strings.TrimSpace(s); t != "" {
-		if _, err := json5.Parse([]byte(t)); err == nil {
-			return json.RawMessage(t)
+// quoting. A value that is plainly meant as JSON (it starts with {, [ or a quote) but does not parse is an
+// error, not a string: storing `{command: "npx"` as text would hide the mistake.
+func cliValue(s string) (json.RawMessage, error) {
+	t := strings.TrimSpace(s)
+	if t != "" {
+		_, err := json5.Parse([]byte(t))
+		if err == nil {
+			return json.RawMessage(t), nil
+		}
+		if strings.ContainsAny(t[:1], "{[\"'") {
+			return nil, fmt.Errorf("the value is not valid JSON5 (%v); to set it as a string, quote it: '\"...\"'", err)
 		}
 	}
 	raw, _ := json.Marshal(s)
-	return raw
+	return raw, nil
 }
 
 func printJSON(w io.Writer, raw json.RawMessage) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -43,7 +44,8 @@ func loadConfig(path string) (*loadedConfig, error) {
 	return checkConfigFile(f)
 }
 
-// checkConfigFile checks a loaded (or edited) config file the way loadConfig does.
+// checkConfigFile checks a loaded (or edited) config file the way loadConfig does. Keys it does not read are
+// warnings (the file is shared with other programs); what cannot work is an error.
 func checkConfigFile(f *runtime.ConfigFile) (*loadedConfig, error) {
 	lc := &loadedConfig{file: f}
 	_, lc.toolSearchSet, _ = f.Get(runtime.ToolSearchKey)
@@ -51,9 +53,14 @@ func checkConfigFile(f *runtime.ConfigFile) (*loadedConfig, error) {
 	if lc.toolSearch, lc.warnings, err = f.CheckToolSearch(); err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path(), err)
 	}
-	if lc.servers, err = checkServers(f); err != nil {
+	var serverWarnings []string
+	if lc.servers, serverWarnings, err = checkServers(f); err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path(), err)
 	}
+	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
+		lc.warnings = append(lc.warnings, p.msg)
+	}
+	lc.warnings = append(lc.warnings, serverWarnings...)
 	return lc, nil
 }
 
@@ -61,17 +68,18 @@ const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/
 
 // checkServers checks the shape of mcpServers before package mcp checks what it means: every field of an entry
 // must have the type of its upstream.ServerConfig field, so a mistake is named with the key, the expected type and
-// an example rather than as a decoding error. Fields other clients add (autoApprove, timeout, ...) are
-// tolerated, since the file is shared with them.
-func checkServers(f *runtime.ConfigFile) (*upstream.Config, error) {
+// an example rather than as a decoding error. Then it refuses entries that would start the wrong program, or
+// none (checkServerSemantics), and warns about what can be seen not to work yet (a missing cwd). Fields other
+// clients add (autoApprove, timeout, ...) are left to fileKeyProblems, which names them as ignored.
+func checkServers(f *runtime.ConfigFile) (*upstream.Config, []string, error) {
 	raw, ok, err := f.Get(upstream.ConfigKey)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ok {
 		var servers map[string]json.RawMessage
 		if json.Unmarshal(raw, &servers) != nil || servers == nil {
-			return nil, fmt.Errorf("%s must be an object of servers by name, for example {\"memory\": %s} (got %s)",
+			return nil, nil, fmt.Errorf("%s must be an object of servers by name, for example {\"memory\": %s} (got %s)",
 				upstream.ConfigKey, serverExample, describeRaw(raw))
 		}
 		fields := serverFields()
@@ -80,14 +88,44 @@ func checkServers(f *runtime.ConfigFile) (*upstream.Config, error) {
 			problems = append(problems, checkServer(name, servers[name], fields)...)
 		}
 		if len(problems) > 0 {
-			return nil, errors.New(strings.Join(problems, "; "))
+			return nil, nil, errors.New(strings.Join(problems, "; "))
 		}
 	}
-	return upstream.ParseConfig(f.Bytes())
+	cfg, err := upstream.ParseConfig(f.Bytes())
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems, warnings []string
+	keyProblems := fileKeyProblems(f.Bytes(), serverFields())
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		s := cfg.Servers[name]
+		if s.Disabled {
+			continue // never started: checked when it is enabled again
+		}
+		if p := checkServerSemantics(name, s); len(p) > 0 {
+			// A misspelt field is often why (arg for args): say so in the same message.
+			for _, kp := range keyProblems {
+				if kp.refused && len(kp.path) == 3 && kp.path[1] == name {
+					p[len(p)-1] += "; " + strings.TrimSuffix(kp.msg, " (it is ignored)")
+				}
+			}
+			problems = append(problems, p...)
+		}
+		if s.Cwd != "" && !strings.Contains(s.Cwd, "$") {
+			if info, err := os.Stat(s.Cwd); err != nil || !info.IsDir() {
+				warnings = append(warnings, fmt.Sprintf("%s.cwd %q is not a directory: the server cannot start "+
+					"until it is", runtime.FormatConfigKey(upstream.ConfigKey, name), s.Cwd))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, errors.New(strings.Join(problems, "; "))
+	}
+	return cfg, warnings, nil
 }
 
 func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Type) []string {
-	key := upstream.ConfigKey + "." + name
+	key := runtime.FormatConfigKey(upstream.ConfigKey, name)
 	var entry map[string]json.RawMessage
 	if json.Unmarshal(raw, &entry) != nil || entry == nil {
 		return []string{fmt.Sprintf("%s must be a server object with \"command\" or \"url\", for example %s (got %s)",
@@ -112,6 +150,11 @@ func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Typ
 			msg := fmt.Sprintf("%s needs \"command\" (a program to start) or \"url\" (a streamable HTTP endpoint)", key)
 			if hint := misspelt(unknown, fields); hint != "" {
 				msg += "; " + hint
+			}
+			for _, alias := range []string{"serverUrl", "httpUrl"} {
+				if _, ok := entry[alias]; ok {
+					msg += fmt.Sprintf("; %q is another client's name for it: rename it \"url\"", alias)
+				}
 			}
 			problems = append(problems, msg)
 		}

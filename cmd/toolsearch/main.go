@@ -13,9 +13,6 @@ import (
 	"syscall"
 )
 
-// version is stamped by the release build (-ldflags "-X main.version=...").
-var version = "dev"
-
 // command is one subcommand. run gets the arguments after the subcommand's name.
 type command struct {
 	summary string

@@ -12,7 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolsearch/toolsearch/mcp/front"
@@ -48,8 +51,9 @@ flags:
                        else ~/.config/toolsearch/config.json); JSON5 (JSON with comments, unquoted keys, ...)
   --mode MODE          code, tools, directory or off (default: tools.toolSearch of the file, else code;
                        toolSearch: false means off)
-  --http ADDR          serve streamable HTTP at http://ADDR/mcp instead of stdio; ADDR must be a loopback
-                       address (127.0.0.1:8931) unless a token is set
+  --http ADDR          serve streamable HTTP at http://ADDR/mcp instead of stdio; ADDR is HOST:PORT (a host
+                       alone gets port 8931) and must be a loopback address (localhost, 127.0.0.1:8931) unless
+                       a token is set
   --token TOKEN        require "Authorization: Bearer TOKEN" of every HTTP request (or set $TOOLSEARCH_MCP_TOKEN,
                        which keeps the token out of the process list)
   --allow-origin ORIG  also accept browser requests from this origin (repeatable); other origins than loopback
@@ -117,6 +121,16 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if sf.token == "" {
 		sf.token = os.Getenv(tokenEnv)
 	}
+	if sf.httpAddr != "" {
+		addr, note, err := listenAddr(sf.httpAddr)
+		if err != nil {
+			return mcpUsageError(stderr, err.Error())
+		}
+		if note != "" {
+			fmt.Fprintf(stderr, "toolsearch mcp serve: %s\n", note)
+		}
+		sf.httpAddr = addr
+	}
 	if sf.httpAddr != "" && sf.token == "" && !front.IsLoopbackAddr(sf.httpAddr) {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
 			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
@@ -155,6 +169,33 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	return serveMCP(ctx, servers, tsConfig, sf, stdin, stdout, stderr)
 }
+
+// defaultHTTPPort is the port of --http when the address names only a host.
+const defaultHTTPPort = "8931"
+
+// listenAddr reads --http: host:port as net.Listen takes it, or a host alone (localhost, 127.0.0.1, ::1), which
+// gets defaultHTTPPort and a note saying so: a host without a port keeps its meaning (localhost is loopback,
+// never "every interface"). A port alone is refused, since it could mean this machine or every interface and
+// the two differ in who can reach every tool.
+func listenAddr(flag string) (addr, note string, err error) {
+	if _, _, err := net.SplitHostPort(flag); err == nil {
+		return flag, "", nil
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(flag, "["), "]")
+	if _, err := strconv.Atoi(host); err == nil {
+		return "", "", fmt.Errorf("--http %s has no host: write 127.0.0.1:%s to serve this machine only, or :%[2]s to "+
+			"listen on every interface (which needs a token)", flag, host)
+	}
+	if net.ParseIP(host) == nil && !hostName.MatchString(host) {
+		return "", "", fmt.Errorf("--http %q is not a listen address: want HOST:PORT, for example 127.0.0.1:%s", flag,
+			defaultHTTPPort)
+	}
+	addr = net.JoinHostPort(host, defaultHTTPPort)
+	return addr, fmt.Sprintf("--http %s has no port: listening on %s", flag, addr), nil
+}
+
+// hostName is what a host name may look like (an IP address is checked apart).
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$`)
 
 // portOf is the port of a listen address, for the hint to listen on loopback instead.
 func portOf(addr string) string {
@@ -229,7 +270,9 @@ func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config,
 		return exitFailure
 	}
 	defer closeWithin(stderr, "mcp servers", src.Close)
-	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: cachedSandbox(cfg)}
+	// The sandbox compiles in the background, so that code mode answers initialize as fast as tools mode.
+	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: serveSandbox(cfg),
+		SandboxInBackground: serveInBackground}
 	if sf.sessionLogs != "" {
 		logs, err := runtime.NewSessionLogDir(sf.sessionLogs)
 		if err != nil {
@@ -244,9 +287,17 @@ func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config,
 		return exitFailure
 	}
 	defer closeWithin(stderr, "runtime", rt.Close)
-	if reason := rt.FallbackReason(); reason != "" {
-		fmt.Fprintf(stderr, "toolsearch mcp serve: code mode is unavailable here (%s); serving tools mode\n", reason)
-	}
+	serving := make(chan struct{}) // closed before rt.Close, which ends a start still under way
+	defer close(serving)
+	go func() {
+		select {
+		case <-rt.SandboxReady():
+			if reason := rt.FallbackReason(); reason != "" && !isClosed(serving) {
+				fmt.Fprintf(stderr, "toolsearch mcp serve: code mode is unavailable here (%s); serving tools mode\n", reason)
+			}
+		case <-serving:
+		}
+	}()
 	srv, err := front.NewServer(ctx, rt, src, &front.ServerOptions{Version: version, Logger: logger,
 		BearerToken: sf.token, AllowedOrigins: sf.origins})
 	if err != nil {
@@ -307,6 +358,22 @@ func closeWithin(stderr io.Writer, what string, closeFn func(context.Context) er
 		fmt.Fprintf(stderr, "toolsearch mcp serve: closing the %s: %v\n", what, err)
 	}
 }
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// serveSandbox makes the factory of mcp serve's sandbox, and serveInBackground says whether the runtime compiles
+// it in the background; variables so that a test can hold the compile and a benchmark can compare with waiting.
+var (
+	serveSandbox      = cachedSandbox
+	serveInBackground = true
+)
 
 func mcpUsageError(stderr io.Writer, msg string) int {
 	fmt.Fprintf(stderr, "toolsearch mcp: %s (run `toolsearch mcp --help`)\n", msg)

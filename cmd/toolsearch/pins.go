@@ -27,7 +27,7 @@ flags:
   --file PINS     the pin file itself
 `
 
-func runPins(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runPins(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return pinsUsageError(stderr, "a subcommand is required: list or forget")
 	}
@@ -72,7 +72,7 @@ func runPins(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 		return exitFailure
 	}
 	if sub == "forget" {
-		return forgetPins(stdout, stderr, pins, ids)
+		return forgetPins(ctx, stdout, stderr, pins, ids)
 	}
 	list, err := pins.Pins()
 	if err != nil {
@@ -88,7 +88,7 @@ func runPins(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 	return exitOK
 }
 
-func forgetPins(stdout, stderr io.Writer, pins *runtime.PinFile, ids []string) int {
+func forgetPins(ctx context.Context, stdout, stderr io.Writer, pins *runtime.PinFile, ids []string) int {
 	known := map[string]bool{}
 	list, err := pins.Pins()
 	if err != nil {
@@ -105,7 +105,7 @@ func forgetPins(stdout, stderr io.Writer, pins *runtime.PinFile, ids []string) i
 			code = exitFailure
 			continue
 		}
-		if err := pins.Forget(id); err != nil {
+		if err := pins.Forget(ctx, id); err != nil {
 			fmt.Fprintf(stderr, "toolsearch pins forget: %v\n", err)
 			return exitFailure
 		}

@@ -8,6 +8,12 @@
 //   - otherwise, when the target itself is declared, it calls it directly;
 //   - after a tool result containing ResultMarker, it answers "FAKE_PLUGIN_OK <target>".
 //
+// NewCaller plays a second script, for any tool by its id (an MCP tool such as "mcp:memory:read_graph", a Go
+// tool, a client tool): it calls that tool once, through whatever the request declares — a tool_search_code
+// script that calls openclaw.tools.call(id, args) and returns the result, a tool_call {id, args}, or the tool
+// itself when it is declared directly (by its name, or as "<server>__<name>", the name off mode gives an MCP
+// tool whose name is taken) — and after the result answers CalledPrefix, the id and the result.
+//
 // The script reads only the request (its declared tools and last message), so one server can serve any number
 // of conversations at once. Streaming is not supported: a request with "stream": true gets HTTP 400.
 package mockprovider
@@ -42,10 +48,16 @@ const (
 	toolCall       = "tool_call"
 )
 
-// Options configure New. A nil *Options is the zero value.
+// CalledPrefix starts NewCaller's final answer: "CALLED <tool id>: <the result as the model saw it>".
+const CalledPrefix = "CALLED"
+
+// Options configure New and NewCaller. A nil *Options is the zero value.
 type Options struct {
 	// Marker is passed as the target's "marker" argument; "" means DefaultMarker.
 	Marker string
+	// Arguments are the arguments NewCaller's call passes, a JSON object; nil means {"marker": Marker}. New
+	// ignores it.
+	Arguments json.RawMessage
 }
 
 // Server is a running mock provider. It is safe for concurrent use.
@@ -53,6 +65,9 @@ type Server struct {
 	srv    *httptest.Server
 	target string
 	marker string
+	// toolID and args are NewCaller's: the tool to call by id, and with what.
+	toolID string
+	args   json.RawMessage
 
 	mu       sync.Mutex
 	requests []Request
@@ -98,6 +113,27 @@ func New(target string, opts *Options) *Server {
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// NewCaller starts a server that calls the tool with id toolID ("<source>:<sourceName>:<name>") once, by its id,
+// and then answers with its result (see the package doc). Close it when done.
+func NewCaller(toolID string, opts *Options) *Server {
+	s := New(toolName(toolID), opts)
+	s.toolID = toolID
+	s.args, _ = json.Marshal(map[string]string{"marker": s.marker})
+	if opts != nil && len(opts.Arguments) > 0 {
+		s.args = nil // the script says so when it would call
+		if json.Valid(opts.Arguments) {
+			s.args = append(json.RawMessage(nil), opts.Arguments...)
+		}
+	}
+	return s
+}
+
+// toolName is the name part of a tool id.
+func toolName(id string) string {
+	parts := strings.SplitN(id, ":", 3)
+	return parts[len(parts)-1]
 }
 
 // URL is the OpenAI-compatible base URL, ending in /v1.
@@ -218,6 +254,9 @@ func (s *Server) script(req wire, tools []string) Reply {
 		declared[t] = true
 	}
 	last := req.Messages[len(req.Messages)-1]
+	if s.toolID != "" {
+		return s.callerScript(last, declared)
+	}
 	if last.Role == "tool" {
 		content := last.text()
 		if strings.Contains(content, ResultMarker) {
@@ -243,6 +282,33 @@ func (s *Server) script(req wire, tools []string) Reply {
 		return Reply{Kind: ReplyDirect, Tool: s.target, Arguments: args(map[string]string{"marker": s.marker})}
 	}
 	return Reply{Kind: ReplyText, Text: "MOCK_FAILED neither a Tool Search control tool nor " + s.target +
+		" is declared"}
+}
+
+// callerScript is NewCaller's script: call the tool by id through what is declared, then report the result.
+func (s *Server) callerScript(last wireMessage, declared map[string]bool) Reply {
+	if last.Role == "tool" {
+		return Reply{Kind: ReplyText, Text: CalledPrefix + " " + s.toolID + ": " + clip(last.text(), 2000)}
+	}
+	if s.args == nil {
+		return Reply{Kind: ReplyText, Text: "MOCK_FAILED Options.Arguments is not valid JSON"}
+	}
+	id, _ := json.Marshal(s.toolID)
+	parts := strings.SplitN(s.toolID, ":", 3)
+	switch {
+	case declared[toolSearchCode]:
+		code := fmt.Sprintf("return await openclaw.tools.call(%s, %s);", id, s.args)
+		b, _ := json.Marshal(map[string]string{"code": code})
+		return Reply{Kind: ReplyCode, Tool: toolSearchCode, Arguments: b}
+	case declared[toolCall]:
+		b, _ := json.Marshal(map[string]any{"id": s.toolID, "args": s.args})
+		return Reply{Kind: ReplyCall, Tool: toolCall, Arguments: b}
+	case declared[s.target]:
+		return Reply{Kind: ReplyDirect, Tool: s.target, Arguments: s.args}
+	case len(parts) == 3 && declared[parts[1]+"__"+parts[2]]:
+		return Reply{Kind: ReplyDirect, Tool: parts[1] + "__" + parts[2], Arguments: s.args}
+	}
+	return Reply{Kind: ReplyText, Text: "MOCK_FAILED neither tool_search_code, tool_call nor " + s.target +
 		" is declared"}
 }
 

@@ -1,6 +1,7 @@
 package json5
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -75,4 +76,21 @@ func TestSetErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "the new value")
 	_, err = Set([]byte(`{}`), nil, []byte(`1`))
 	assert.Error(t, err)
+}
+
+func TestIndentKeepsNonFiniteNumbers(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{a: Infinity, b: [-Infinity, NaN], c: 0x10, d: {}, e: [], a2: 'x'}`,
+			"{\n  \"a\": Infinity,\n  \"b\": [\n    -Infinity,\n    NaN\n  ],\n  \"c\": 16,\n  \"d\": {},\n  \"e\": [],\n  \"a2\": \"x\"\n}"},
+		{`{k: 1, k: 2}`, "{\n  \"k\": 2\n}"},
+		{`"s"`, `"s"`},
+		{`null`, `null`},
+	} {
+		v, err := Parse([]byte(tt.in))
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, string(v.Indent()), tt.in)
+		if !strings.Contains(tt.in, "Infinity") {
+			assert.True(t, json.Valid(v.Indent()), "finite values stay JSON")
+		}
+	}
 }

@@ -150,3 +150,58 @@ func Quote(s string, quote byte) string {
 	b.WriteByte(quote)
 	return b.String()
 }
+
+// Indent writes the value as indented JSON (two spaces a level), except that the numbers JSON cannot spell are
+// written as JSON5 does: Infinity, -Infinity and NaN, not null. It is for showing a value to a person as it
+// is, where JSON.stringify's null would misstate it. Of repeated keys only the last is written.
+func (v *Value) Indent() []byte {
+	var b bytes.Buffer
+	v.writeIndented(&b, "")
+	return b.Bytes()
+}
+
+func (v *Value) writeIndented(b *bytes.Buffer, prefix string) {
+	inner := prefix + "  "
+	switch v.Kind {
+	case Number:
+		b.WriteString(v.Num)
+	case Array:
+		if len(v.Elements) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteString("[\n")
+		for i, el := range v.Elements {
+			b.WriteString(inner)
+			el.writeIndented(b, inner)
+			if i < len(v.Elements)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(prefix + "]")
+	case Object:
+		var members []Member
+		for i, m := range v.Members {
+			if v.lastIndex(m.Key) == i {
+				members = append(members, m)
+			}
+		}
+		if len(members) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteString("{\n")
+		for i, m := range members {
+			b.WriteString(inner + Quote(m.Key, '"') + ": ")
+			m.Value.writeIndented(b, inner)
+			if i < len(members)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(prefix + "}")
+	default:
+		v.writeJSON(b)
+	}
+}
