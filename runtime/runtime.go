@@ -307,16 +307,24 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		if rt.stopSandbox != nil {
 			rt.stopSandbox()
 		}
+		started := false // the sandbox start is over: closing it must not depend on ctx, which select would pick at random
 		select {
 		case <-rt.sandboxDone:
-		case <-ctx.Done():
-			// The start ignores its cancellation for now; what it made is closed when it is done.
-			go func() {
-				<-rt.sandboxDone
-				rt.closeSandbox(context.Background())
-			}()
-			err = ctx.Err()
-			return
+			started = true
+		default:
+		}
+		if !started {
+			select {
+			case <-rt.sandboxDone:
+			case <-ctx.Done():
+				// The start ignores its cancellation for now; what it made is closed when it is done.
+				go func() {
+					<-rt.sandboxDone
+					rt.closeSandbox(context.Background())
+				}()
+				err = ctx.Err()
+				return
+			}
 		}
 		err = rt.closeSandbox(ctx)
 	})

@@ -55,8 +55,10 @@ type ServerConfig struct {
 	Trusted bool `json:"trusted,omitempty"`
 
 	// StartTimeoutMs is how long one attempt to start or connect the server, initialize it and list its tools
-	// may take, in milliseconds, from 0 to 600000; 0 means the default (30 s, unless the program embedding
-	// toolsearch sets another). A server that npx fetches on first use may need more.
+	// may take, in milliseconds, from 0 to 600000; 0 means the default: 2 min for a server a package runner
+	// fetches on first use (npx, uvx, pipx, bunx, docker run, ...), 30 s for any other, unless the program
+	// embedding toolsearch sets another. A start that runs out of time ends with SIGTERM, then SIGKILL after 10 s,
+	// so that an install cut short does not damage the runner's cache.
 	StartTimeoutMs int `json:"startTimeoutMs,omitempty"`
 	// Lazy is set for a server that starts on its first call rather than with the others. Until then its tools
 	// come from a cache of its last listing in the user's cache directory, refreshed whenever it lists its tools.
