@@ -88,8 +88,10 @@ func (s *Server) awaitStarting(ctx context.Context, ready func() bool) []runtime
 	until := time.Now().Add(wait)
 	for {
 		changed := s.up.Changed()
-		s.refreshView()
+		// The status before the tools: a server is ready only once its tools are adopted, so a view made after
+		// reading "ready" has them.
 		pending := pendingSources(s.up.Status())
+		s.refreshView()
 		var latest time.Time // the last start deadline of the servers starting; zero while one has none
 		starting, unbounded := false, false
 		for _, p := range pending {

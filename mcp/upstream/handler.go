@@ -53,6 +53,16 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 	if err != nil {
 		return nil, err
 	}
+	if !h.u.lists(h) {
+		// The call was checked — arguments validated, pinned definition compared, approved — against the
+		// definition this handler stands for (a lazy server's cached one, or the listing before a reconnect).
+		// The server lists the tool differently now: running it would run what nobody checked. The catalog
+		// already has the new definition, and the next call is checked against it.
+		return &catalog.Result{IsError: true, Content: []catalog.Content{{Type: "text", Text: fmt.Sprintf(
+			"Tool %q of MCP server %q was not called: the tool changed when its server started or reconnected, "+
+				"so this call was checked against its old definition. Describe it again and call it again.",
+			h.remote, h.u.name)}}}, nil
+	}
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}

@@ -206,6 +206,19 @@ func (u *server) adopt(tools []catalog.Tool, offered map[string]bool) (changed b
 	return changed
 }
 
+// lists reports whether the server's current listing of h's tool is the definition h stands for: adopt keeps a
+// tool's handler exactly while the server lists the tool unchanged.
+func (u *server) lists(h *toolHandler) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, t := range u.tools {
+		if th, ok := t.Handler.(*toolHandler); ok && th.remote == h.remote {
+			return th == h
+		}
+	}
+	return false
+}
+
 // annotations maps a tool's MCP annotations (the title goes to the label). readOnlyHint and idempotentHint
 // count only when true: false is their default, and servers built on the Go SDK send false for every tool.
 func annotations(a *remoteAnnotations) *catalog.Annotations {
