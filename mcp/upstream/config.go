@@ -31,7 +31,11 @@ type ServerConfig struct {
 	Command string `json:"command,omitempty"`
 	// Args are the command's arguments.
 	Args []string `json:"args,omitempty"`
-	// Env is added to toolsearch's own environment for the child (a server started by npx needs PATH and HOME).
+	// Env is the child's environment besides a base set of toolsearch's own (PATH, HOME, USER, SHELL, TERM,
+	// LOGNAME, the locale, TMPDIR, the XDG directories, proxies and CA certificates; nothing else of toolsearch's
+	// environment reaches a server). "${NAME}" in a value is replaced by the variable NAME of toolsearch's
+	// environment when the server starts ({"GITHUB_TOKEN": "${GITHUB_TOKEN}"} passes one on); one that is not set
+	// fails the start, naming it.
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the child's working directory; empty means toolsearch's.
 	Cwd string `json:"cwd,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,10 @@ func dialCommand(u *server) (*dialed, error) {
 	if err := checkCommand(u.cfg); err != nil {
 		return nil, err
 	}
+	env, err := expandEnv(u.cfg.Env, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -43,7 +48,7 @@ func dialCommand(u *server) (*dialed, error) {
 		return nil, err
 	}
 	cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
-	cmd.Env = mergeEnv(mergeEnv(os.Environ(), u.src.opts.childEnv), u.cfg.Env)
+	cmd.Env = mergeEnv(mergeEnv(inherited(os.Environ(), goruntime.GOOS), u.src.opts.childEnv), env)
 	cmd.Dir = u.cfg.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, u.stderr
 	// A grandchild that keeps stderr open must not keep Wait waiting.
