@@ -1,0 +1,201 @@
+package jsprep
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// MaxNesting is the deepest bracket nesting the parsers are given. Deeper code skips both parsers (they recurse
+// once per level, and a hostile 256 KiB of "(" would take hundreds of megabytes of Go stack) and is evaluated
+// as written, as the body of an async function, where the interpreter's own stack limit applies.
+const MaxNesting = 512
+
+// Boot is the global function the script calls with (call, main): main is the model's code as an async
+// function; when call is true the code was one of the function forms and a function it results in is called
+// and awaited too.
+const Boot = "__ts_boot"
+
+// defaultName holds an `export default` value until the end of the body.
+const defaultName = "__ts_default"
+
+// Script is code prepared to run.
+type Script struct {
+	// Source is the complete script to evaluate: one call of Boot.
+	Source string
+	// TypeScript reports that the code went through the TypeScript transform.
+	TypeScript bool
+	// Form says how the code's result is found, for logs and tests: "return" (the code returns it or has
+	// no result), "expression" (its last expression), "function" (it is one function, called), "default"
+	// (its export default).
+	Form string
+
+	edits  []insertion // insertions made after parsing, in Source coordinates
+	srcMap *sourceMap  // esbuild output -> input, when TypeScript
+	pre    []insertion // insertions made before parsing, in the parsed input's coordinates
+	lines  int         // lines of the code as written
+}
+
+// SyntaxError is code that neither parses as JavaScript nor as TypeScript, or uses a form the sandbox does not
+// have (a static import). Line and Column are 1-based, in the code as written.
+type SyntaxError struct {
+	Message string
+	Line    int
+	Column  int
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%s (line %d, column %d)", e.Message, e.Line, e.Column)
+}
+
+// Prepare turns code into a Script. Its only error is *SyntaxError, for code that is not JavaScript or
+// TypeScript the sandbox can run; code it cannot analyse safely (nested deeper than MaxNesting, or containing a
+// NUL) is passed through as the body of an async function, for the interpreter to run or reject.
+func Prepare(code string) (*Script, error) {
+	if nesting(code) > MaxNesting || strings.IndexByte(code, 0) >= 0 {
+		return &Script{Source: head(false) + code + tail(false), Form: "return", lines: lines(code)}, nil
+	}
+	pre, fix, err := preprocess(code)
+	if err != nil {
+		return nil, err
+	}
+	var decls []string
+	if fix.def {
+		decls = append(decls, defaultName)
+	}
+	input := head(false, decls...) + pre.text + tail(fix.def)
+
+	s := &Script{pre: pre.edits, lines: lines(code)}
+	if !mayHaveTypeArguments(pre.text) {
+		if a, ok := analyze(input); ok {
+			s.finish(input, a, fix, decls)
+			return s, nil
+		}
+	}
+
+	res := api.Transform(input, api.TransformOptions{
+		Loader:        api.LoaderTS,
+		Sourcemap:     api.SourceMapExternal,
+		Target:        api.ESNext,
+		LegalComments: api.LegalCommentsNone,
+		Sourcefile:    "<input>",
+	})
+	if len(res.Errors) > 0 {
+		return nil, s.syntaxError(res.Errors[0])
+	}
+	sm, err := parseSourceMap(res.Map)
+	if err != nil {
+		return nil, fmt.Errorf("jsprep: esbuild's source map: %w", err)
+	}
+	s.TypeScript, s.srcMap = true, sm
+	out := strings.TrimSuffix(string(res.Code), "\n")
+	a, ok := analyze(out)
+	if !ok {
+		// Syntax the JavaScript parser lacks (for await, import()): run as the code says, without a form.
+		a = analysis{}
+	}
+	s.finish(out, a, fix, nil) // esbuild moved the declarations to a line of their own
+	return s, nil
+}
+
+// head is the script's first line; it holds none of the code, so it may change after parsing without moving
+// any position in the code. decls are declarations to make there.
+func head(call bool, decls ...string) string {
+	h := Boot + "(" + fmt.Sprint(call) + ", (async function () {"
+	for _, d := range decls {
+		h += " let " + d + ";"
+	}
+	return h + "\n"
+}
+
+func tail(def bool) string {
+	if def {
+		return "\n;return " + defaultName + ";\n}));\nvoid 0"
+	}
+	return "\n}));\nvoid 0"
+}
+
+// finish applies the analysis to text (the parsed script) and sets Source. decls are the declarations the
+// first line of text must keep.
+func (s *Script) finish(text string, a analysis, fix fixes, decls []string) {
+	call := false
+	s.Form = "return"
+	if !strings.HasPrefix(text, Boot+"(false, (async function") {
+		// Not the shape the parsers were given (a transform that added helpers first): run it as it is.
+		s.Source = text
+		return
+	}
+	switch {
+	case fix.def:
+		call, s.Form = true, "default"
+	case fix.function:
+		call, s.Form = true, "function"
+	case a.wrap && !a.hasReturn:
+		call, s.Form = true, a.form
+		text, s.edits = insert(text, a.start, a.end, a.bodyEnd)
+		decls = append(decls, valueName)
+	}
+	if i := strings.IndexByte(text, '\n'); i > 0 {
+		text = strings.TrimSuffix(head(call, decls...), "\n") + text[i:]
+	}
+	s.Source = text
+}
+
+// valueName holds the value of the last expression: assigning it keeps the expression a statement of its own,
+// whose position QuickJS reports (it reports none inside a return statement).
+const valueName = "__ts_value"
+
+// insert assigns the value of text[start:end] to valueName and returns it before bodyEnd, recording the
+// insertions. The closing parenthesis goes right after the expression, where it balances whatever parentheses
+// the statement itself closes later; the return goes before the body's closing brace, after all of them.
+func insert(text string, start, end, bodyEnd int) (string, []insertion) {
+	const open, closing, ret = valueName + " = (", ")", ";return " + valueName + ";"
+	out := text[:start] + open + text[start:end] + closing + text[end:bodyEnd] + ret + text[bodyEnd:]
+	l1, c1 := lineCol(out, start)
+	l2, c2 := lineCol(out, end+len(open))
+	l3, c3 := lineCol(out, bodyEnd+len(open)+len(closing))
+	return out, []insertion{{l1, c1, len(open)}, {l2, c2, len(closing)}, {l3, c3, len(ret)}}
+}
+
+// Position maps a position in Source (1-based line and column, as QuickJS reports them) to the code as written.
+// ok is false for positions in the script's own wrapping (its first and last lines).
+func (s *Script) Position(line, col int) (codeLine, codeCol int, ok bool) {
+	if line < 1 {
+		return 0, 0, false
+	}
+	c := max(col-1, 0)
+	c = undo(s.edits, line, c)
+	if s.srcMap != nil {
+		var found bool
+		line, c, found = s.srcMap.lookup(line-1, c)
+		if !found {
+			return 0, 0, false
+		}
+		line++
+	}
+	c = undo(s.pre, line, c)
+	// Line 1 of the parsed input is the head; the code starts on line 2.
+	codeLine = line - 1
+	if codeLine < 1 || codeLine > s.codeLines() {
+		return 0, 0, false
+	}
+	return codeLine, c + 1, true
+}
+
+func (s *Script) codeLines() int { return s.lines }
+
+func lines(code string) int { return strings.Count(code, "\n") + 1 }
+
+// syntaxError turns esbuild's first error into a SyntaxError at the code's position.
+func (s *Script) syntaxError(m api.Message) *SyntaxError {
+	e := &SyntaxError{Message: m.Text, Line: 1, Column: 1}
+	if m.Location != nil {
+		c := undo(s.pre, m.Location.Line, m.Location.Column)
+		e.Line, e.Column = max(m.Location.Line-1, 1), c+1
+		if e.Line > s.codeLines() {
+			e.Line = max(s.codeLines(), 1)
+		}
+	}
+	return e
+}

@@ -1,0 +1,239 @@
+package jsprep
+
+import (
+	"strings"
+)
+
+// insertion is text put into a script after the code was written: n bytes at column col (0-based bytes) of
+// line (1-based), in the coordinates of the text that contains it.
+type insertion struct{ line, col, n int }
+
+// undo maps column c of line in a text with insertions back to the text without them. A position inside an
+// inserted text maps to where it was inserted.
+func undo(ins []insertion, line, c int) int {
+	for i := len(ins) - 1; i >= 0; i-- {
+		in := ins[i]
+		if in.line != line || c < in.col {
+			continue
+		}
+		if c >= in.col+in.n {
+			c -= in.n
+		} else {
+			c = in.col
+		}
+	}
+	return c
+}
+
+// lineCol is the 1-based line and 0-based byte column of offset i in text.
+func lineCol(text string, i int) (int, int) {
+	line := 1 + strings.Count(text[:i], "\n")
+	return line, i - (strings.LastIndexByte(text[:i], '\n') + 1)
+}
+
+// fixes says what preprocess changed that decides the script's form.
+type fixes struct {
+	def      bool // an export default became an assignment to defaultName
+	function bool // the code is one anonymous function, now returned
+}
+
+type preprocessed struct {
+	text  string
+	edits []insertion // in the parsed input's coordinates (the code starts on line 2)
+}
+
+// preprocess rewrites what neither parser accepts in a function body, keeping every line and, except for an
+// anonymous function's "return (", every column: module syntax at the start of a line, and a script that is
+// one anonymous function (a statement may not start with `function (`).
+//
+//   - `export default X` becomes `__ts_default=X` (same length); the body returns it at the end, as a module's
+//     default export is its answer.
+//   - `export` before a declaration is blanked: there is no module to export to.
+//   - `import type ...` is blanked (types only, as TypeScript erases it); any other static import is a
+//     SyntaxError: the sandbox has no modules, and nothing could be imported that gives a capability.
+func preprocess(code string) (preprocessed, fixes, error) {
+	var f fixes
+	b := []byte(code)
+	for start := 0; start < len(b); {
+		end := start + strings.IndexByte(code[start:], '\n')
+		if end < start {
+			end = len(b)
+		}
+		i := start
+		for i < end && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		rest := code[i:end]
+		switch {
+		case hasWord(rest, "export") && hasWord(strings.TrimLeft(rest[6:], " \t"), "default"):
+			j := i + 6 + (len(rest[6:]) - len(strings.TrimLeft(rest[6:], " \t")))
+			if f.def {
+				line, col := lineCol(code, i)
+				return preprocessed{}, f, &SyntaxError{Message: "only one export default is allowed", Line: line, Column: col + 1}
+			}
+			f.def = true
+			// "export" + spaces + "default" is at least 14 bytes: the assignment and spaces fill them.
+			n := j + len("default") - i
+			copy(b[i:], defaultName+"="+strings.Repeat(" ", n-len(defaultName)-1))
+		case hasWord(rest, "export") && startsDeclaration(strings.TrimLeft(rest[6:], " \t")):
+			copy(b[i:], "      ")
+		case hasWord(rest, "import") && isStaticImport(rest[6:]):
+			after := strings.TrimLeft(rest[6:], " \t")
+			if !hasWord(after, "type") {
+				line, col := lineCol(code, i)
+				return preprocessed{}, f, &SyntaxError{Line: line, Column: col + 1, Message: "import declarations are not " +
+					"available: the sandbox has no modules; openclaw.tools and console are globals"}
+			}
+			stop := importEnd(code, i)
+			for k := i; k < stop; k++ {
+				if b[k] != '\n' {
+					b[k] = ' '
+				}
+			}
+		}
+		start = end + 1
+	}
+	text := string(b)
+	if k, ok := anonymousFunction(text); ok {
+		f.function = true
+		line, col := lineCol(text, k)
+		return preprocessed{
+			text:  text[:k] + "return (" + text[k:] + "\n)",
+			edits: []insertion{{line + 1, col, len("return (")}},
+		}, f, nil
+	}
+	return preprocessed{text: text}, f, nil
+}
+
+// hasWord reports whether s starts with the word w (not a longer identifier).
+func hasWord(s, w string) bool {
+	return strings.HasPrefix(s, w) && (len(s) == len(w) || !isIdent(s[len(w)]))
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func startsDeclaration(s string) bool {
+	for _, w := range []string{"const", "let", "var", "function", "async", "class", "enum", "interface", "type",
+		"abstract", "declare", "namespace"} {
+		if hasWord(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// isStaticImport: after the keyword comes a binding, a brace, a star or a module name, not the "(" of import()
+// or the "." of import.meta.
+func isStaticImport(after string) bool {
+	t := strings.TrimLeft(after, " \t")
+	if len(t) == 0 || len(t) == len(after) && t[0] != '{' && t[0] != '*' && t[0] != '"' && t[0] != '\'' {
+		return false
+	}
+	return t[0] != '(' && t[0] != '.'
+}
+
+// importEnd is the offset just past an import declaration starting at i: past its module name's closing quote
+// (and a semicolon), or the end of its line when it has none.
+func importEnd(code string, i int) int {
+	for k := i; k < len(code); k++ {
+		if c := code[k]; c == '"' || c == '\'' {
+			close := strings.IndexByte(code[k+1:], c)
+			if close < 0 {
+				break
+			}
+			end := k + 1 + close + 1
+			if end < len(code) && code[end] == ';' {
+				end++
+			}
+			return end
+		}
+	}
+	if nl := strings.IndexByte(code[i:], '\n'); nl >= 0 {
+		return i + nl
+	}
+	return len(code)
+}
+
+// anonymousFunction finds a script that starts (after spaces and comments) with an anonymous `function (` or
+// `async function (`, which only parses as an expression; k is where it starts.
+func anonymousFunction(code string) (int, bool) {
+	k := skipSpace(code, 0)
+	s := code[k:]
+	if hasWord(s, "async") {
+		s = s[skipSpace(s, 5):]
+	}
+	if !hasWord(s, "function") {
+		return 0, false
+	}
+	s = s[skipSpace(s, 8):]
+	if strings.HasPrefix(s, "*") {
+		s = s[skipSpace(s, 1):]
+	}
+	return k, strings.HasPrefix(s, "(")
+}
+
+// skipSpace skips white space and comments from i.
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r':
+			i++
+		case strings.HasPrefix(s[i:], "//"):
+			nl := strings.IndexByte(s[i:], '\n')
+			if nl < 0 {
+				return len(s)
+			}
+			i += nl
+		case strings.HasPrefix(s[i:], "/*"):
+			e := strings.Index(s[i+2:], "*/")
+			if e < 0 {
+				return len(s)
+			}
+			i += 2 + e + 2
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// nesting is an upper bound of the code's bracket nesting: brackets in strings and comments count too, and so
+// does every "<" (a type argument list may nest).
+func nesting(code string) int {
+	depth, most, angle, mostAngle := 0, 0, 0, 0
+	for i := 0; i < len(code); i++ {
+		switch code[i] {
+		case '(', '[', '{':
+			depth++
+			most = max(most, depth)
+		case ')', ']', '}':
+			depth = max(depth-1, 0)
+		case '<':
+			angle++
+			mostAngle = max(mostAngle, angle)
+		case '>':
+			angle = max(angle-1, 0)
+		}
+	}
+	return max(most, mostAngle)
+}
+
+// mayHaveTypeArguments reports code that may hold a TypeScript call with explicit type arguments, `f<T>(x)`,
+// which is also valid JavaScript meaning (f < T) > x. Such code goes through the TypeScript parser, which reads
+// it as the call when the brackets hold a type and as comparisons otherwise, as tsc does. The check looks for
+// an identifier directly followed by "<" and, at most 256 bytes later on the same line, ">(" that is not "=>(".
+func mayHaveTypeArguments(code string) bool {
+	for i := 1; i+1 < len(code); i++ {
+		if code[i] != '>' || code[i+1] != '(' || code[i-1] == '=' || code[i-1] == '-' {
+			continue
+		}
+		for k := i - 1; k > 0 && k >= i-256 && code[k] != '\n'; k-- {
+			if code[k] == '<' && isIdent(code[k-1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
