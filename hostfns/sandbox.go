@@ -204,6 +204,9 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	}
 	var script *wasm.ScriptError
 	if errors.As(err, &script) {
+		if script.IsSyntax() && prep.Unparsed != "" && st.scriptErr == nil {
+			script.Message += " (" + prep.Unparsed + ")"
+		}
 		toCodePositions(script, prep)
 		cutErrorText(script, o.MaxResultBytes)
 	}

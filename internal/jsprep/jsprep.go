@@ -7,10 +7,23 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 )
 
-// MaxNesting is the deepest bracket nesting the parsers are given. Deeper code skips both parsers (they recurse
-// once per level, and a hostile 256 KiB of "(" would take hundreds of megabytes of Go stack) and is evaluated
-// as written, as the body of an async function, where the interpreter's own stack limit applies.
-const MaxNesting = 512
+// MaxNodes bounds the nested constructs (see nodes) of code the parsers are given. Both recurse once per level
+// of nesting, esbuild with a few KiB of Go stack per level: unbounded, 256 KiB of "!" or "a.b.b.b..." exhausts
+// the Go stack, which no recover catches, and arrows nested 80,000 deep take goja minutes. Code with more
+// skips both parsers and is evaluated as written, as the body of an async function, where the interpreter's
+// own stack limit applies: a plain script with a top-level return runs exactly as it would have. The limit
+// holds scripts of about 40 KiB of ordinary code; models write a few.
+const MaxNodes = 8192
+
+// The TypeScript transform gets tighter bounds than the JavaScript parser: esbuild's time and memory grow with
+// the square of the nesting of arrow functions (1,300 nested arrows take it seconds and 200 MiB) and faster
+// than linearly with nested statements. Within these bounds no input takes it more than tens of milliseconds
+// (BenchmarkPrepareHostile); TypeScript past them is left to the interpreter, which rejects its type syntax
+// with a note saying why (Script.Unparsed).
+const (
+	MaxTypeScriptNodes  = 2048
+	MaxTypeScriptArrows = 256
+)
 
 // Boot is the global function the script calls with (call, main): main is the model's code as an async
 // function; when call is true the code was one of the function forms and a function it results in is called
@@ -35,6 +48,10 @@ type Script struct {
 	srcMap *sourceMap  // esbuild output -> input, when TypeScript
 	pre    []insertion // insertions made before parsing, in the parsed input's coordinates
 	lines  int         // lines of the code as written
+
+	// Unparsed, when set, says why the code was evaluated as written, without the TypeScript transform or
+	// the script forms: callers add it to a syntax error, which such code may well be.
+	Unparsed string
 }
 
 // SyntaxError is code that neither parses as JavaScript nor as TypeScript, or uses a form the sandbox does not
@@ -53,8 +70,13 @@ func (e *SyntaxError) Error() string {
 // TypeScript the sandbox can run; code it cannot analyse safely (nested deeper than MaxNesting, or containing a
 // NUL) is passed through as the body of an async function, for the interpreter to run or reject.
 func Prepare(code string) (*Script, error) {
-	if nesting(code) > MaxNesting || strings.IndexByte(code, 0) >= 0 {
-		return &Script{Source: head(false) + code + tail(false), Form: "return", lines: lines(code)}, nil
+	if strings.IndexByte(code, 0) >= 0 {
+		return unparsed(code, ""), nil // the engine rejects it with its own message
+	}
+	n := nodes(code)
+	if n > MaxNodes {
+		return unparsed(code, fmt.Sprintf("the code has more than %d operators, brackets and keywords, so it "+
+			"ran as plain JavaScript, unparsed: no TypeScript, no script forms", MaxNodes)), nil
 	}
 	pre, fix, err := preprocess(code)
 	if err != nil {
@@ -74,6 +96,11 @@ func Prepare(code string) (*Script, error) {
 		}
 	}
 
+	if n > MaxTypeScriptNodes || strings.Count(pre.text, "=>") > MaxTypeScriptArrows {
+		s := unparsed(code, fmt.Sprintf("code with more than %d operators, brackets and keywords or more than %d "+
+			"arrow functions is not read as TypeScript", MaxTypeScriptNodes, MaxTypeScriptArrows))
+		return s, nil
+	}
 	res := api.Transform(input, api.TransformOptions{
 		Loader:        api.LoaderTS,
 		Sourcemap:     api.SourceMapExternal,
@@ -83,6 +110,10 @@ func Prepare(code string) (*Script, error) {
 	})
 	if len(res.Errors) > 0 {
 		return nil, s.syntaxError(res.Errors[0])
+	}
+	if len(res.Code) > 4*len(input)+4096 {
+		// Printing indents every level: deeply nested code comes out quadratically larger.
+		return unparsed(code, "its TypeScript transform came out too large"), nil
 	}
 	sm, err := parseSourceMap(res.Map)
 	if err != nil {
@@ -97,6 +128,11 @@ func Prepare(code string) (*Script, error) {
 	}
 	s.finish(out, a, fix, nil) // esbuild moved the declarations to a line of their own
 	return s, nil
+}
+
+// unparsed evaluates code as written, as the body of an async function.
+func unparsed(code, why string) *Script {
+	return &Script{Source: head(false) + code + tail(false), Form: "return", lines: lines(code), Unparsed: why}
 }
 
 // head is the script's first line; it holds none of the code, so it may change after parsing without moving

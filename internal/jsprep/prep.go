@@ -199,25 +199,40 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// nesting is an upper bound of the code's bracket nesting: brackets in strings and comments count too, and so
-// does every "<" (a type argument list may nest).
-func nesting(code string) int {
-	depth, most, angle, mostAngle := 0, 0, 0, 0
+// nodes is an upper bound of how deeply the parsers may recurse on code: every nested construct, in
+// expressions, statements and types alike, has an operator, a bracket or a keyword of its own (a unary "!", a
+// call's "(", a member's ".", an arrow's "=>", an "await", a "keyof", ...), so counting those bounds the depth
+// of any tree the code can parse to. It over-counts (brackets in strings and comments, left-associative
+// chains that the parsers walk in a loop), which only sends large code down the unparsed path.
+func nodes(code string) int {
+	n := 0
 	for i := 0; i < len(code); i++ {
-		switch code[i] {
-		case '(', '[', '{':
-			depth++
-			most = max(most, depth)
-		case ')', ']', '}':
-			depth = max(depth-1, 0)
-		case '<':
-			angle++
-			mostAngle = max(mostAngle, angle)
-		case '>':
-			angle = max(angle-1, 0)
+		c := code[i]
+		switch {
+		case c == '!' || c == '~' || c == '?' || c == '=' || c == '*' || c == '+' || c == '-' || c == '.' ||
+			c == '(' || c == '[' || c == '{' || c == '<' || c == '>' || c == ':' || c == '|' || c == '&' ||
+			c == '^' || c == '/' || c == '%' || c == '@' || c == '#' || c == '`' || c == '$':
+			n++
+		case c >= 'a' && c <= 'z' && (i == 0 || !isIdent(code[i-1])):
+			j := i + 1
+			for j < len(code) && isIdent(code[j]) {
+				j++
+			}
+			if prefixKeywords[code[i:j]] {
+				n++
+			}
+			i = j - 1
 		}
 	}
-	return max(most, mostAngle)
+	return n
+}
+
+// prefixKeywords are the words that nest what follows them (or, for the binary ones, may).
+var prefixKeywords = map[string]bool{
+	"typeof": true, "void": true, "delete": true, "await": true, "new": true, "yield": true, "as": true,
+	"satisfies": true, "keyof": true, "infer": true, "readonly": true, "unique": true, "extends": true,
+	"in": true, "instanceof": true, "of": true, "is": true, "asserts": true, "do": true, "else": true,
+	"async": true, "function": true, "class": true, "return": true, "throw": true, "case": true,
 }
 
 // mayHaveTypeArguments reports code that may hold a TypeScript call with explicit type arguments, `f<T>(x)`,
