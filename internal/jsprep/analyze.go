@@ -1,6 +1,8 @@
 package jsprep
 
 import (
+	"strings"
+
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 )
@@ -10,7 +12,7 @@ type analysis struct {
 	hasReturn  bool   // a return statement outside any nested function
 	wrap       bool   // the last statement can become the body's result
 	form       string // "expression" or "function"
-	start, end int    // byte offsets of that statement's text (without its semicolon)
+	start      int    // byte offset where the value's expression starts
 	bodyEnd    int    // byte offset of the body's closing brace
 }
 
@@ -28,17 +30,11 @@ func analyze(text string) (analysis, bool) {
 	var a analysis
 	list := fn.Body.List
 	a.hasReturn = anyReturn(list)
-	// Statements follow one another: the last one's text starts at the first token after the one before it
-	// (goja's own start of an expression statement skips its opening parentheses).
-	from := int(fn.Body.LeftBrace) // 1-based offset of "{", so the 0-based offset just past it
 	var last ast.Statement
 	count := 0
 	for _, st := range list {
 		if _, empty := st.(*ast.EmptyStatement); empty {
 			continue
-		}
-		if last != nil {
-			from = int(last.Idx1()) - 1
 		}
 		last = st
 		count++
@@ -46,31 +42,118 @@ func analyze(text string) (analysis, bool) {
 	if last == nil {
 		return a, true
 	}
+	// Only starts are used: goja's ends of identifiers that are not ASCII are wrong (it counts the UTF-16
+	// form), while every start is the scanner's own byte offset.
+	var start int
 	switch st := last.(type) {
 	case *ast.ExpressionStatement:
 		a.wrap, a.form = true, "expression"
+		e := st.Expression
+		if seq, ok := e.(*ast.SequenceExpression); ok && len(seq.Sequence) > 0 {
+			// `a, b` is worth b: the assignment goes before the last element, as it binds tighter than ",".
+			e = seq.Sequence[len(seq.Sequence)-1]
+		}
+		start = openingStart(text, leftmost(e)-1)
 	case *ast.FunctionDeclaration:
 		// One function and nothing else: the form `async function main() {...}`. With other statements it
 		// may already have been called, so it is left alone.
 		a.wrap, a.form = count == 1, "function"
-		_ = st
+		start = asyncStart(text, int(st.Idx0())-1)
 	}
-	a.start = skipCode(text, from)
-	a.end = int(last.Idx1()) - 1
+	a.start = start
 	a.bodyEnd = int(fn.Body.RightBrace) - 1
 	return a, true
 }
 
-// skipCode skips spaces, comments and semicolons.
-func skipCode(s string, i int) int {
-	for {
-		i = skipSpace(s, i)
-		if i < len(s) && s[i] == ';' {
-			i++
-			continue
+// openingStart moves back from i to the first of the opening parentheses (with spaces and block comments
+// between them) that goja's start of an expression leaves out.
+func openingStart(text string, i int) int {
+	start := i
+	for i > 0 {
+		switch c := text[i-1]; {
+		case c == '(':
+			i--
+			start = i
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i--
+		case c == '/' && i >= 2 && text[i-2] == '*':
+			open := strings.LastIndex(text[:i-2], "/*")
+			if open < 0 {
+				return start
+			}
+			i = open
+		default:
+			return start
 		}
-		return i
 	}
+	return start
+}
+
+// leftmost is the smallest start along e's left edge: goja's start of some expressions is not their first
+// token (a tagged template starts at its template, not its tag).
+func leftmost(e ast.Expression) int {
+	i := int(e.Idx0())
+	for e != nil {
+		i = min(i, int(e.Idx0()))
+		switch x := e.(type) {
+		case *ast.CallExpression:
+			e = x.Callee
+		case *ast.DotExpression:
+			e = x.Left
+		case *ast.PrivateDotExpression:
+			e = x.Left
+		case *ast.BracketExpression:
+			e = x.Left
+		case *ast.BinaryExpression:
+			e = x.Left
+		case *ast.AssignExpression:
+			e = x.Left
+		case *ast.ConditionalExpression:
+			e = x.Test
+		case *ast.SequenceExpression:
+			if len(x.Sequence) == 0 {
+				return i
+			}
+			e = x.Sequence[0]
+		case *ast.TemplateLiteral:
+			e = x.Tag
+		case *ast.UnaryExpression:
+			if !x.Postfix {
+				return i
+			}
+			e = x.Operand
+		case *ast.OptionalChain:
+			e = x.Expression
+		case *ast.Optional:
+			e = x.Expression
+		default:
+			return i
+		}
+		if e == nil || isNilExpr(e) {
+			return i
+		}
+	}
+	return i
+}
+
+// isNilExpr catches a typed nil in an interface (a template without a tag).
+func isNilExpr(e ast.Expression) bool {
+	if t, ok := e.(*ast.TemplateLiteral); ok {
+		return t == nil
+	}
+	return false
+}
+
+// asyncStart moves back from a function keyword at i over an `async` before it.
+func asyncStart(text string, i int) int {
+	j := i
+	for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t' || text[j-1] == '\n' || text[j-1] == '\r') {
+		j--
+	}
+	if j >= 5 && text[j-5:j] == "async" && (j == 5 || !isIdent(text[j-6])) {
+		return j - 5
+	}
+	return i
 }
 
 // bootFunction is main in the statement Boot(call, main).

@@ -169,7 +169,7 @@ func (s *Script) finish(text string, a analysis, fix fixes, decls []string) {
 		call, s.Form = true, "function"
 	case a.wrap && !a.hasReturn:
 		call, s.Form = true, a.form
-		text, s.edits = insert(text, a.start, a.end, a.bodyEnd)
+		text, s.edits = insert(text, a.start, a.bodyEnd)
 		decls = append(decls, valueName)
 	}
 	if i := strings.IndexByte(text, '\n'); i > 0 {
@@ -182,16 +182,16 @@ func (s *Script) finish(text string, a analysis, fix fixes, decls []string) {
 // whose position QuickJS reports (it reports none inside a return statement).
 const valueName = "__ts_value"
 
-// insert assigns the value of text[start:end] to valueName and returns it before bodyEnd, recording the
-// insertions. The closing parenthesis goes right after the expression, where it balances whatever parentheses
-// the statement itself closes later; the return goes before the body's closing brace, after all of them.
-func insert(text string, start, end, bodyEnd int) (string, []insertion) {
-	const open, closing, ret = valueName + " = (", ")", ";return " + valueName + ";"
-	out := text[:start] + open + text[start:end] + closing + text[end:bodyEnd] + ret + text[bodyEnd:]
+// insert assigns the value of the expression at start to valueName, and returns it just before bodyEnd (on
+// the wrapper's own line, after any comment the code ends with), recording both insertions. No closing
+// parenthesis is needed: every expression but a sequence is an assignment's right-hand side as it stands,
+// and a sequence gets the assignment before its last element.
+func insert(text string, start, bodyEnd int) (string, []insertion) {
+	const open, ret = valueName + " = ", ";return " + valueName + ";"
+	out := text[:start] + open + text[start:bodyEnd] + ret + text[bodyEnd:]
 	l1, c1 := lineCol(out, start)
-	l2, c2 := lineCol(out, end+len(open))
-	l3, c3 := lineCol(out, bodyEnd+len(open)+len(closing))
-	return out, []insertion{{l1, c1, len(open)}, {l2, c2, len(closing)}, {l3, c3, len(ret)}}
+	l2, c2 := lineCol(out, bodyEnd+len(open))
+	return out, []insertion{{l1, c1, len(open)}, {l2, c2, len(ret)}}
 }
 
 // Position maps a position in Source (1-based line and column, as QuickJS reports them) to the code as written.
