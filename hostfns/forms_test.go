@@ -1,6 +1,7 @@
 package hostfns
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,4 +117,31 @@ func TestTypeScriptErrorPositions(t *testing.T) {
 			assert.Contains(t, info.Stack, tc.frame)
 		})
 	}
+}
+
+// TestHostileTypeScript: code built to make the parsers recurse or backtrack without bound, at the largest source
+// a run accepts, is refused or run like any other script; the host survives it.
+func TestHostileTypeScript(t *testing.T) {
+	ts := "let a: number = 1\n"
+	for name, code := range map[string]string{
+		"nested unary":   ts + strings.Repeat("!", DefaultMaxSourceBytes-len(ts)-1) + "a",
+		"nested members": ts + strings.Repeat("a.", (DefaultMaxSourceBytes-len(ts))/2-1) + "b",
+		"nested arrows":  ts + strings.Repeat("x=>", (DefaultMaxSourceBytes-len(ts))/3-1) + "1",
+		"nested types":   "let a: " + strings.Repeat("A<", DefaultMaxSourceBytes/2-16) + "B = 1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := run(t, code, nil, nil)
+			require.Error(t, err)
+			info := Describe(err)
+			assert.Contains(t, []string{"syntax", "stack", "exception"}, info.Kind, info.Message)
+		})
+	}
+	// Just within the transform's bounds, nested arrows run.
+	res, err := run(t, ts+";("+strings.Repeat("x=>", 255)+"1)(0)", nil, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, "null", string(res.Value), "a function is not JSON")
+	// Past the transform's bounds the code runs unparsed, and its syntax error says so.
+	_, err = run(t, ts+strings.Repeat("a.b.c;", 1100), nil, nil)
+	info := requireKind(t, err, "syntax")
+	assert.Contains(t, info.Message, "not read as TypeScript")
 }

@@ -9,11 +9,11 @@ import (
 
 // analysis is what the parser found in the body of the script's async function.
 type analysis struct {
-	hasReturn  bool   // a return statement outside any nested function
-	wrap       bool   // the last statement can become the body's result
-	form       string // "expression" or "function"
-	start      int    // byte offset where the value's expression starts
-	bodyEnd    int    // byte offset of the body's closing brace
+	hasReturn bool   // a return statement outside any nested function
+	wrap      bool   // the last statement can become the body's result
+	form      string // "expression" or "function"
+	start     int    // byte offset where the value's expression starts
+	bodyEnd   int    // byte offset of the body's closing brace
 }
 
 // analyze parses text, a call Boot(call, (async function () {...})), and finds the body's top-level return and
