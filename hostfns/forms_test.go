@@ -108,6 +108,8 @@ func TestTypeScriptErrorPositions(t *testing.T) {
 		{"typescript exception in a function", "function f(x: number): number {\n  throw new Error('e' + x)\n}\nconst v: number = 1\nf(v)", "exception", 2, "<input>:2:"},
 		{"typescript syntax error", "const a: number = 1\nconst b: string = ;", "syntax", 2, "<input>:2:19"},
 		{"plain syntax error", "const a = 1;\nconst b = ;", "syntax", 2, "<input>:2:11"},
+		{"typescript after text that is not ASCII", "let s: string = 'ééé'; null.x", "exception", 1, "<input>:1:27"},
+		{"javascript after text that is not ASCII", "let s = 'ééé'; null.x", "exception", 1, "<input>:1:19"},
 		{"import", "const a = 1\n  import x from 'y'", "syntax", 2, "<input>:2:3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package jsprep
 import (
 	"fmt"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/evanw/esbuild/pkg/api"
 )
@@ -46,6 +47,8 @@ type Script struct {
 
 	edits  []insertion // insertions made after parsing, in Source coordinates
 	srcMap *sourceMap  // esbuild output -> input, when TypeScript
+	out    string      // esbuild's output and input: source maps count UTF-16 units, QuickJS bytes
+	in     string
 	pre    []insertion // insertions made before parsing, in the parsed input's coordinates
 	lines  int         // lines of the code as written
 
@@ -119,8 +122,9 @@ func Prepare(code string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsprep: esbuild's source map: %w", err)
 	}
-	s.TypeScript, s.srcMap = true, sm
+	s.TypeScript, s.srcMap, s.in = true, sm, input
 	out := strings.TrimSuffix(string(res.Code), "\n")
+	s.out = out
 	a, ok := analyze(out)
 	if !ok {
 		// Syntax the JavaScript parser lacks (for await, import()): run as the code says, without a form.
@@ -204,11 +208,12 @@ func (s *Script) Position(line, col int) (codeLine, codeCol int, ok bool) {
 	c = undo(s.edits, line, c)
 	if s.srcMap != nil {
 		var found bool
-		line, c, found = s.srcMap.lookup(line-1, c)
+		line, c, found = s.srcMap.lookup(line-1, utf16Col(lineText(s.out, line), c))
 		if !found {
 			return 0, 0, false
 		}
 		line++
+		c = byteCol(lineText(s.in, line), c)
 	}
 	c = undo(s.pre, line, c)
 	// Line 1 of the parsed input is the head; the code starts on line 2.
@@ -222,6 +227,45 @@ func (s *Script) Position(line, col int) (codeLine, codeCol int, ok bool) {
 func (s *Script) codeLines() int { return s.lines }
 
 func lines(code string) int { return strings.Count(code, "\n") + 1 }
+
+// lineText is line (1-based) of text, "" past its end.
+func lineText(text string, line int) string {
+	for ; line > 1; line-- {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			return ""
+		}
+		text = text[i+1:]
+	}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		return text[:i]
+	}
+	return text
+}
+
+// utf16Col converts a byte column of line to UTF-16 units.
+func utf16Col(line string, col int) int {
+	n := 0
+	for i, r := range line {
+		if i >= col {
+			return n
+		}
+		n += len(utf16.Encode([]rune{r}))
+	}
+	return n + max(col-len(line), 0)
+}
+
+// byteCol converts a UTF-16 column of line to bytes.
+func byteCol(line string, col int) int {
+	n := 0
+	for i, r := range line {
+		if n >= col {
+			return i
+		}
+		n += len(utf16.Encode([]rune{r}))
+	}
+	return len(line) + max(col-n, 0)
+}
 
 // syntaxError turns esbuild's first error into a SyntaxError at the code's position.
 func (s *Script) syntaxError(m api.Message) *SyntaxError {

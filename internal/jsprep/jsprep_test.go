@@ -214,3 +214,21 @@ func TestLimitsSendCodeUnparsed(t *testing.T) {
 	assert.True(t, s.TypeScript)
 	assert.Empty(t, s.Unparsed)
 }
+
+// Columns are bytes, as QuickJS reports them, on both sides of the source map (which counts UTF-16 units).
+func TestPositionsNotASCII(t *testing.T) {
+	for _, code := range []string{"let s: string = 'ééé'; null.x", "let s: string = '😀'; null.x", "let é = 'ü'\n  const t: number = 1; null.x"} {
+		s, err := Prepare(code)
+		require.NoError(t, err)
+		require.True(t, s.TypeScript)
+		i := strings.Index(s.Source, "null.x")
+		line, col := lineCol(s.Source, i)
+		gotLine, gotCol, ok := s.Position(line, col+1)
+		require.True(t, ok)
+		wantLine, wantCol := lineCol(code, strings.Index(code, "null.x"))
+		assert.Equal(t, [2]int{wantLine, wantCol + 1}, [2]int{gotLine, gotCol}, code)
+	}
+	assert.Equal(t, 3, utf16Col("a😀b", 5))
+	assert.Equal(t, 5, byteCol("a😀b", 3))
+	assert.Equal(t, 3, byteCol("aéb", 2))
+}
