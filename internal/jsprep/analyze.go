@@ -1,6 +1,7 @@
 package jsprep
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dop251/goja/ast"
@@ -9,17 +10,18 @@ import (
 
 // analysis is what the parser found in the body of the script's async function.
 type analysis struct {
-	hasReturn bool   // a return statement outside any nested function
-	wrap      bool   // the last statement can become the body's result
-	form      string // "expression" or "function"
-	start     int    // byte offset where the value's expression starts
-	bodyEnd   int    // byte offset of the body's closing brace
+	hasReturn  bool   // a return statement outside any nested function
+	wrap       bool   // the last statement can become the body's result
+	form       string // "expression" or "function"
+	start      int    // byte offset where the value's expression starts
+	inSequence bool   // that expression is the last of a sequence
+	bodyEnd    int    // byte offset of the body's closing brace
 }
 
 // analyze parses text, a call Boot(call, (async function () {...})), and finds the body's top-level return and
 // its last statement. ok is false when text does not parse as JavaScript.
-func analyze(text string) (analysis, bool) {
-	prog, err := parser.ParseFile(nil, "", text, 0)
+func analyze(text string) (a analysis, ok bool) {
+	prog, err := parse(text)
 	if err != nil || len(prog.Body) == 0 {
 		return analysis{}, false
 	}
@@ -27,7 +29,6 @@ func analyze(text string) (analysis, bool) {
 	if fn == nil {
 		return analysis{}, false
 	}
-	var a analysis
 	list := fn.Body.List
 	a.hasReturn = anyReturn(list)
 	var last ast.Statement
@@ -52,6 +53,7 @@ func analyze(text string) (analysis, bool) {
 		if seq, ok := e.(*ast.SequenceExpression); ok && len(seq.Sequence) > 0 {
 			// `a, b` is worth b: the assignment goes before the last element, as it binds tighter than ",".
 			e = seq.Sequence[len(seq.Sequence)-1]
+			a.inSequence = true
 		}
 		start = openingStart(text, leftmost(e)-1)
 	case *ast.FunctionDeclaration:
@@ -154,6 +156,17 @@ func asyncStart(text string, i int) int {
 		return j - 5
 	}
 	return i
+}
+
+// parse is goja's parser, which panics on some malformed input (found by fuzzing: a destructuring pattern
+// cut short); a panic counts as code it cannot read, which goes on to esbuild.
+func parse(text string) (prog *ast.Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			prog, err = nil, fmt.Errorf("goja's parser failed: %v", r)
+		}
+	}()
+	return parser.ParseFile(nil, "", text, 0)
 }
 
 // bootFunction is main in the statement Boot(call, main).

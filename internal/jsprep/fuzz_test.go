@@ -16,7 +16,8 @@ func FuzzPrepare(f *testing.F) {
 		"async function main() { return 1 }", "function () {}", "export default async function () {}",
 		"const a: number = 1\na", "interface A { b: string }", "enum E { A }\nE.A", "f<T>(x)", "a < b > (c)",
 		"import type { A } from 'a'\n1", "import x from 'y'", "x!.y", "({a: 1})", "`${1}`\n/x/g.test('x')",
-		"label: for (;;) { break label }", "// comment\n/* block */ 1", "if (a) { return } else b", "'\\u2028'; 1"} {
+		"label: for (;;) { break label }", "// comment\n/* block */ 1", "if (a) { return } else b", "'\\u2028'; 1",
+		"function!0[...0(", "let\n0", "ك0", "``\n0", "#00"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, code string) {

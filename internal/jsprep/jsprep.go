@@ -173,7 +173,7 @@ func (s *Script) finish(text string, a analysis, fix fixes, decls []string) {
 		call, s.Form = true, "function"
 	case a.wrap && !a.hasReturn:
 		call, s.Form = true, a.form
-		text, s.edits = insert(text, a.start, a.bodyEnd)
+		text, s.edits = insert(text, a.start, a.bodyEnd, a.inSequence)
 		decls = append(decls, valueName)
 	}
 	if i := strings.IndexByte(text, '\n'); i > 0 {
@@ -189,9 +189,15 @@ const valueName = "__ts_value"
 // insert assigns the value of the expression at start to valueName, and returns it just before bodyEnd (on
 // the wrapper's own line, after any comment the code ends with), recording both insertions. No closing
 // parenthesis is needed: every expression but a sequence is an assignment's right-hand side as it stands,
-// and a sequence gets the assignment before its last element.
-func insert(text string, start, bodyEnd int) (string, []insertion) {
-	const open, ret = valueName + " = ", ";return " + valueName + ";"
+// and a sequence gets the assignment before its last element. At a statement's start the assignment comes
+// after a semicolon, so that it cannot continue what the line before left open (`let` then a newline would
+// declare the name).
+func insert(text string, start, bodyEnd int, inSequence bool) (string, []insertion) {
+	open := ";" + valueName + " = "
+	if inSequence {
+		open = valueName + " = "
+	}
+	const ret = ";return " + valueName + ";"
 	out := text[:start] + open + text[start:bodyEnd] + ret + text[bodyEnd:]
 	l1, c1 := lineCol(out, start)
 	l2, c2 := lineCol(out, bodyEnd+len(open))

@@ -232,3 +232,10 @@ func TestPositionsNotASCII(t *testing.T) {
 	assert.Equal(t, 5, byteCol("a😀b", 3))
 	assert.Equal(t, 3, byteCol("aéb", 2))
 }
+
+// goja's parser panics on some malformed code; Prepare must not (the code goes on to esbuild, which rejects it).
+func TestParserPanicIsContained(t *testing.T) {
+	_, err := Prepare("function!0[...0(")
+	var se *SyntaxError
+	require.True(t, errors.As(err, &se), "%v", err)
+}
