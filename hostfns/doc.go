@@ -41,8 +41,12 @@
 //	                                           2 s); past it, calls are rejected
 //	RunOptions.MaxHostTime     5% of Timeout   searches and describes together; past it, they are rejected
 //	WASI stdout/stderr         64 KiB          kept, the rest dropped (scripts cannot reach them without qjs:std)
+//	jsprep.MaxNodes            8,192           code runs unparsed: no TypeScript, no script forms (see below)
+//	jsprep.MaxTypeScriptNodes  2,048           (and MaxTypeScriptArrows, 256) not read as TypeScript
 //
-// A guest trap (the interpreter crashing on what a script did) is wasm.ErrTrap, kind "crash" in ErrorInfo; a
+// The two parse limits count operators, brackets and keywords, which bound how deeply a parser can recurse on the
+// code (a Go stack overflow would end the process); code past them is evaluated as written, and a syntax error
+// of such code says why. A guest trap (the interpreter crashing on what a script did) is wasm.ErrTrap, kind "crash" in ErrorInfo; a
 // NUL character in the code is a syntax error. Bridge calls run at most 2 MiB of requests at once, the rest
 // wait to start; results go back to the script in batches of about one payload.
 package hostfns
