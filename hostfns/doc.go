@@ -42,7 +42,8 @@
 //	RunOptions.MaxHostTime     5% of Timeout   searches and describes together; past it, they are rejected
 //	WASI stdout/stderr         64 KiB          kept, the rest dropped (scripts cannot reach them without qjs:std)
 //	jsprep.MaxNodes            8,192           code runs unparsed: no TypeScript, no script forms (see below)
-//	jsprep.MaxTypeScriptNodes  2,048           (and MaxTypeScriptArrows, 256) not read as TypeScript
+//	jsprep.MaxArrows           256             the same, for arrow functions
+//	jsprep.MaxTypeScriptNodes  1,024           (and MaxTypeScriptArrows, 128) not read as TypeScript
 //
 // The two parse limits count operators, brackets and keywords, which bound how deeply a parser can recurse on the
 // code (a Go stack overflow would end the process); code past them is evaluated as written, and a syntax error

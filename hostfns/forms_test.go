@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/internal/jsprep"
 )
 
 // TestScriptForms: each form a model writes gives its answer; a top-level return works as it always has.
@@ -139,7 +141,7 @@ func TestHostileTypeScript(t *testing.T) {
 		})
 	}
 	// Just within the transform's bounds, nested arrows run.
-	res, err := run(t, ts+";("+strings.Repeat("x=>", 255)+"1)(0)", nil, nil)
+	res, err := run(t, ts+";("+strings.Repeat("x=>", jsprep.MaxTypeScriptArrows)+"1)(0)", nil, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, "null", string(res.Value), "a function is not JSON")
 	// Past the transform's bounds the code runs unparsed, and its syntax error says so.

@@ -91,51 +91,49 @@ func openingStart(text string, i int) int {
 	return start
 }
 
-// leftmost is the smallest start along e's left edge: goja's start of some expressions is not their first
-// token (a tagged template starts at its template, not its tag).
+// leftmost is where e's first token is: the start of the innermost node along its left edge. goja's start of
+// some expressions is not their first token (a tagged template starts at its template, not its tag), and its
+// start of a chain walks the chain, so the edge is walked here once, and only its last node asked.
 func leftmost(e ast.Expression) int {
-	i := int(e.Idx0())
-	for e != nil {
-		i = min(i, int(e.Idx0()))
+	for {
+		var next ast.Expression
 		switch x := e.(type) {
 		case *ast.CallExpression:
-			e = x.Callee
+			next = x.Callee
 		case *ast.DotExpression:
-			e = x.Left
+			next = x.Left
 		case *ast.PrivateDotExpression:
-			e = x.Left
+			next = x.Left
 		case *ast.BracketExpression:
-			e = x.Left
+			next = x.Left
 		case *ast.BinaryExpression:
-			e = x.Left
+			next = x.Left
 		case *ast.AssignExpression:
-			e = x.Left
+			next = x.Left
 		case *ast.ConditionalExpression:
-			e = x.Test
+			next = x.Test
 		case *ast.SequenceExpression:
-			if len(x.Sequence) == 0 {
-				return i
+			if len(x.Sequence) > 0 {
+				next = x.Sequence[0]
 			}
-			e = x.Sequence[0]
 		case *ast.TemplateLiteral:
-			e = x.Tag
-		case *ast.UnaryExpression:
-			if !x.Postfix {
-				return i
+			if x.Tag != nil {
+				next = x.Tag
 			}
-			e = x.Operand
+		case *ast.UnaryExpression:
+			if x.Postfix {
+				next = x.Operand
+			}
 		case *ast.OptionalChain:
-			e = x.Expression
+			next = x.Expression
 		case *ast.Optional:
-			e = x.Expression
-		default:
-			return i
+			next = x.Expression
 		}
-		if e == nil || isNilExpr(e) {
-			return i
+		if next == nil || isNilExpr(next) {
+			return int(e.Idx0())
 		}
+		e = next
 	}
-	return i
 }
 
 // isNilExpr catches a typed nil in an interface (a template without a tag).

@@ -10,20 +10,27 @@ import (
 
 // MaxNodes bounds the nested constructs (see nodes) of code the parsers are given. Both recurse once per level
 // of nesting, esbuild with a few KiB of Go stack per level: unbounded, 256 KiB of "!" or "a.b.b.b..." exhausts
-// the Go stack, which no recover catches, and arrows nested 80,000 deep take goja minutes. Code with more
-// skips both parsers and is evaluated as written, as the body of an async function, where the interpreter's
-// own stack limit applies: a plain script with a top-level return runs exactly as it would have. The limit
-// holds scripts of about 40 KiB of ordinary code; models write a few.
-const MaxNodes = 8192
-
-// The TypeScript transform gets tighter bounds than the JavaScript parser: esbuild's time and memory grow with
-// the square of the nesting of arrow functions (1,300 nested arrows take it seconds and 200 MiB) and faster
-// than linearly with nested statements. Within these bounds no input takes it more than tens of milliseconds
-// (BenchmarkPrepareHostile); TypeScript past them is left to the interpreter, which rejects its type syntax
-// with a note saying why (Script.Unparsed).
+// the Go stack, which no recover catches. Code with more skips both parsers and is evaluated as written, as the
+// body of an async function, where the interpreter's own stack limit applies: a plain script with a top-level
+// return runs exactly as it would have. The limit holds scripts of about 40 KiB of ordinary code; models write
+// a few.
+//
+// MaxArrows bounds arrow functions the same way: both parsers take time that grows with the square of their
+// nesting (goja copies each function's source text, esbuild backtracks; 2,700 nested arrows take goja 0.3 s
+// and 1,300 take esbuild seconds and 200 MiB).
 const (
-	MaxTypeScriptNodes  = 2048
-	MaxTypeScriptArrows = 256
+	MaxNodes  = 8192
+	MaxArrows = 256
+)
+
+// MaxTypeScriptNodes and MaxTypeScriptArrows are the tighter bounds of the TypeScript transform: its time grows
+// faster than linearly with nested statements, its output, indented per level, with their square, and its time
+// with the square of nested arrows. Within the bounds no input takes either parser more than a few tens of
+// milliseconds (BenchmarkPrepareHostile); TypeScript past them (about 6 KiB of ordinary code) is left to the
+// interpreter, which rejects its type syntax with a note saying why (Script.Unparsed).
+const (
+	MaxTypeScriptNodes  = 1024
+	MaxTypeScriptArrows = 128
 )
 
 // Boot is the global function the script calls with (call, main): main is the model's code as an async
@@ -77,9 +84,10 @@ func Prepare(code string) (*Script, error) {
 		return unparsed(code, ""), nil // the engine rejects it with its own message
 	}
 	n := nodes(code)
-	if n > MaxNodes {
-		return unparsed(code, fmt.Sprintf("the code has more than %d operators, brackets and keywords, so it "+
-			"ran as plain JavaScript, unparsed: no TypeScript, no script forms", MaxNodes)), nil
+	if n > MaxNodes || strings.Count(code, "=>") > MaxArrows {
+		return unparsed(code, fmt.Sprintf("the code has more than %d operators, brackets and keywords or more "+
+			"than %d arrow functions, so it ran as plain JavaScript, unparsed: no TypeScript, no script forms",
+			MaxNodes, MaxArrows)), nil
 	}
 	pre, fix, err := preprocess(code)
 	if err != nil {
@@ -99,10 +107,9 @@ func Prepare(code string) (*Script, error) {
 		}
 	}
 
-	if n > MaxTypeScriptNodes || strings.Count(pre.text, "=>") > MaxTypeScriptArrows {
-		s := unparsed(code, fmt.Sprintf("code with more than %d operators, brackets and keywords or more than %d "+
-			"arrow functions is not read as TypeScript", MaxTypeScriptNodes, MaxTypeScriptArrows))
-		return s, nil
+	if n > MaxTypeScriptNodes || strings.Count(code, "=>") > MaxTypeScriptArrows {
+		return unparsed(code, fmt.Sprintf("code with more than %d operators, brackets and keywords or %d arrow "+
+			"functions is not read as TypeScript", MaxTypeScriptNodes, MaxTypeScriptArrows)), nil
 	}
 	res := api.Transform(input, api.TransformOptions{
 		Loader:        api.LoaderTS,
