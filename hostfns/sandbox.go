@@ -147,7 +147,8 @@ type CallInfo struct {
 	Elapsed time.Duration // how long it ran (until the run ended, for a call that was still running)
 }
 
-// Run executes code, the body of an async function (`return` gives the result), against bridge. Errors:
+// Run executes code against bridge: JavaScript or TypeScript, the body of an async function (`return`, or else a
+// final expression, gives the result) or one function, which is called (see the package doc). Errors:
 // *wasm.LimitError (kinds timeout, fuel, memory, stack, output, result, source, calls), *wasm.ScriptError
 // (syntax errors and uncaught exceptions, with line and stack), wasm.ErrExit, wasm.ErrTrap, or ctx's error. Every
 // bridge call the script started has returned (or was abandoned after its context was cancelled and a short
@@ -171,7 +172,6 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	defer deadline.Stop()
 	runCtx, cancel := deadline.Context(ctx)
 	defer cancel()
-	st := newRunState(context.WithValue(runCtx, deadlineKey{}, deadline), bridge, o)
 	// The code becomes one call of the prelude's boot function: TypeScript stripped, the forms models write
 	// turned into the body of an async function (see internal/jsprep). The wrapper's final statement is its
 	// own, whatever the code does to close the function early, so the script's completion value never reaches
@@ -192,6 +192,7 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	if err := ctx.Err(); err != nil {
 		return &Result{}, err
 	}
+	st := newRunState(context.WithValue(runCtx, deadlineKey{}, deadline), bridge, o)
 	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), prep.Source, &wasm.RunOptions{
 		Deadline: deadline, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
 	})

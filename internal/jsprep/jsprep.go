@@ -76,9 +76,10 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s (line %d, column %d)", e.Message, e.Line, e.Column)
 }
 
-// Prepare turns code into a Script. Its only error is *SyntaxError, for code that is not JavaScript or
-// TypeScript the sandbox can run; code it cannot analyse safely (nested deeper than MaxNesting, or containing a
-// NUL) is passed through as the body of an async function, for the interpreter to run or reject.
+// Prepare turns code into a Script. Its error is a *SyntaxError for code that is neither JavaScript nor
+// TypeScript the sandbox can run (anything else would be a broken source map from esbuild). Code it cannot read
+// safely (past MaxNodes or MaxArrows, or containing a NUL) is passed through as the body of an async function,
+// for the interpreter to run or reject; it never panics, and its work is bounded by the limits above.
 func Prepare(code string) (*Script, error) {
 	if strings.IndexByte(code, 0) >= 0 {
 		return unparsed(code, ""), nil // the engine rejects it with its own message
