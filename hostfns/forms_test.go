@@ -149,3 +149,18 @@ func TestHostileTypeScript(t *testing.T) {
 	info := requireKind(t, err, "syntax")
 	assert.Contains(t, info.Message, "not read as TypeScript")
 }
+
+// A script that returns at its top level is run unread; only a syntax error found before anything ran sends it
+// to the parser (TypeScript, as here) and runs it again. A SyntaxError the code throws while running does not.
+func TestUnreadScriptsRunOnce(t *testing.T) {
+	b := &fakeBridge{}
+	res, err := run(t, "const r: {tool: string} = await openclaw.tools.call('t', {})\nreturn r.tool", b, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"t"`, string(res.Value))
+	assert.Equal(t, 1, res.Calls)
+
+	b = &fakeBridge{}
+	_, err = run(t, "await openclaw.tools.call('t', {})\nconsole.log('ran')\nreturn JSON.parse('{')", b, nil)
+	requireKind(t, err, "syntax")
+	assert.Len(t, b.seen(), 1, "the script ran once")
+}

@@ -61,10 +61,10 @@ func TestTypeScriptKeepsJavaScriptMeaning(t *testing.T) {
 
 func requireSameMeaning(t *testing.T, code string) {
 	t.Helper()
-	plain, err := jsprep.Prepare(code)
+	plain, err := jsprep.Read(code)
 	require.NoError(t, err, code)
 	require.False(t, plain.TypeScript, code)
-	ts, err := jsprep.Prepare(forceTypeScript + code)
+	ts, err := jsprep.Read(forceTypeScript + code)
 	require.NoError(t, err, code)
 	require.True(t, ts.TypeScript, code)
 
@@ -99,11 +99,11 @@ func FuzzTypeScriptKeepsJavaScriptMeaning(f *testing.F) {
 			strings.Contains(code, "random") || longNumber.MatchString(code) || len(code) > 2048 {
 			return
 		}
-		plain, err := jsprep.Prepare(code)
+		plain, err := jsprep.Read(code)
 		if err != nil || plain.TypeScript || plain.Unparsed != "" {
 			return
 		}
-		ts, err := jsprep.Prepare(forceTypeScript + code)
+		ts, err := jsprep.Read(forceTypeScript + code)
 		if err != nil || !ts.TypeScript {
 			return // esbuild is stricter than goja about some early errors; the interpreter would agree with it
 		}

@@ -179,12 +179,7 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	// against the deadline.
 	prep, err := jsprep.Prepare(code)
 	if err != nil {
-		var syn *jsprep.SyntaxError
-		if errors.As(err, &syn) {
-			return &Result{}, &wasm.ScriptError{Name: "SyntaxError", Message: syn.Message, Line: syn.Line,
-				Stack: fmt.Sprintf("    at %s:%d:%d", wasm.ScriptFilename, syn.Line, syn.Column)}
-		}
-		return &Result{}, err
+		return &Result{}, syntaxError(err)
 	}
 	if deadline.Expired() {
 		return &Result{}, wasm.NewLimitError(wasm.LimitTimeout, uint64(o.Timeout.Milliseconds()), uint64(deadline.Spent().Milliseconds()))
@@ -196,6 +191,21 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), prep.Source, &wasm.RunOptions{
 		Deadline: deadline, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
 	})
+	if prep.Unread && refusedUnrun(err, st) {
+		// The fast path passed the code through unread, and the interpreter refused its syntax before
+		// anything ran: read it, TypeScript perhaps, and run that. The first attempt only compiled (its cost is
+		// bounded by the source limit); its fuel is reported with the second's.
+		st.end()
+		used := res.Usage.Fuel
+		if prep, err = jsprep.Read(code); err != nil {
+			return &Result{Usage: res.Usage}, syntaxError(err)
+		}
+		st = newRunState(context.WithValue(runCtx, deadlineKey{}, deadline), bridge, o)
+		res, err = s.engine.Run(context.WithValue(runCtx, stateKey{}, st), prep.Source, &wasm.RunOptions{
+			Deadline: deadline, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
+		})
+		res.Usage.Fuel += used
+	}
 	pending := st.calls.pending() // as the run ended, before its calls' context is cancelled
 	st.end()
 
@@ -219,6 +229,26 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	}
 	out.Value = st.value
 	return out, nil
+}
+
+// syntaxError is Prepare's or Read's error as Run reports it.
+func syntaxError(err error) error {
+	var syn *jsprep.SyntaxError
+	if errors.As(err, &syn) {
+		return &wasm.ScriptError{Name: "SyntaxError", Message: syn.Message, Line: syn.Line,
+			Stack: fmt.Sprintf("    at %s:%d:%d", wasm.ScriptFilename, syn.Line, syn.Column)}
+	}
+	return err
+}
+
+// refusedUnrun reports a syntax error of the script itself, found when the interpreter compiled it: nothing
+// ran. An exception the code threw, a SyntaxError from JSON.parse included, reaches the host through the
+// prelude's settle (st.scriptErr), never as the evaluation's own error, since the code runs inside an async
+// function.
+func refusedUnrun(err error, st *runState) bool {
+	var script *wasm.ScriptError
+	return errors.As(err, &script) && script.IsSyntax() && st.scriptErr == nil && !st.settled &&
+		st.calls.started() == 0 && len(st.logs) == 0
 }
 
 func (o RunOptions) withDefaults() RunOptions {

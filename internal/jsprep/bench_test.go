@@ -33,7 +33,7 @@ func underLimits() map[string]string {
 // meant for, not sent down the unparsed path before it.
 func TestUnderLimits(t *testing.T) {
 	for name, code := range underLimits() {
-		s, err := Prepare(code)
+		s, err := Read(code)
 		require.NoError(t, err, name)
 		if strings.Contains(s.Unparsed, "came out too large") {
 			continue // transformed, and its quadratically indented output refused
@@ -50,7 +50,7 @@ func BenchmarkPrepareHostile(b *testing.B) {
 		b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Prepare(code); err != nil {
+				if _, err := Read(code); err != nil {
 					b.Fatal(err)
 				}
 			}

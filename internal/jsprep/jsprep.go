@@ -62,6 +62,8 @@ type Script struct {
 	// Unparsed, when set, says why the code was evaluated as written, without the TypeScript transform or
 	// the script forms: callers add it to a syntax error, which such code may well be.
 	Unparsed string
+	// Unread says Prepare passed the code through without reading it (see Prepare).
+	Unread bool
 }
 
 // SyntaxError is code that neither parses as JavaScript nor as TypeScript, or uses a form the sandbox does not
@@ -76,11 +78,25 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s (line %d, column %d)", e.Message, e.Line, e.Column)
 }
 
-// Prepare turns code into a Script. Its error is a *SyntaxError for code that is neither JavaScript nor
+// Prepare is Read's fast path: code that visibly returns at its top level (a `return` outside every brace) needs
+// no form, so it is passed through unread, as the body of an async function, with Script.Unread set; if the
+// interpreter finds a syntax error in it before running anything, the caller reads it again with Read, which
+// may find TypeScript. Reading costs more than the rest of a cold run's host work, and most scripts return.
+func Prepare(code string) (*Script, error) {
+	if strings.IndexByte(code, 0) < 0 && !mayHaveTypeArguments(code) && topLevelReturn(code) &&
+		nodes(code) <= MaxNodes && !hasModuleSyntax(code) {
+		s := unparsed(code, "")
+		s.Unread = true
+		return s, nil
+	}
+	return Read(code)
+}
+
+// Read turns code into a Script. Its error is a *SyntaxError for code that is neither JavaScript nor
 // TypeScript the sandbox can run (anything else would be a broken source map from esbuild). Code it cannot read
 // safely (past MaxNodes or MaxArrows, or containing a NUL) is passed through as the body of an async function,
 // for the interpreter to run or reject; it never panics, and its work is bounded by the limits above.
-func Prepare(code string) (*Script, error) {
+func Read(code string) (*Script, error) {
 	if strings.IndexByte(code, 0) >= 0 {
 		return unparsed(code, ""), nil // the engine rejects it with its own message
 	}

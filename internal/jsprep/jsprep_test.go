@@ -39,7 +39,7 @@ func TestForms(t *testing.T) {
 		{"for await (const x of xs) {}\nx", "return", true}, // goja lacks for await: esbuild reads it, no form
 	} {
 		t.Run(tc.code, func(t *testing.T) {
-			s, err := Prepare(tc.code)
+			s, err := Read(tc.code)
 			require.NoError(t, err)
 			assert.Equal(t, tc.form, s.Form)
 			assert.Equal(t, tc.ts, s.TypeScript)
@@ -90,7 +90,7 @@ func TestPositions(t *testing.T) {
 		{"export default", "export default async () => {\n   oops()\n}", "oops"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Prepare(tc.code)
+			s, err := Read(tc.code)
 			require.NoError(t, err)
 			// Where the needle is in the prepared script must map to where it is in the code.
 			i := strings.Index(s.Source, tc.needle)
@@ -102,7 +102,7 @@ func TestPositions(t *testing.T) {
 			assert.Equal(t, [2]int{wantLine, wantCol + 1}, [2]int{gotLine, gotCol}, s.Source)
 		})
 	}
-	s, err := Prepare("1")
+	s, err := Read("1")
 	require.NoError(t, err)
 	_, _, ok := s.Position(1, 5)
 	assert.False(t, ok, "the first line is the wrapper's")
@@ -119,7 +119,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"let x = 1\n  let y: = 2", 2, 10},
 		{"interface {", 1, 11},
 	} {
-		_, err := Prepare(tc.code)
+		_, err := Read(tc.code)
 		var se *SyntaxError
 		require.True(t, errors.As(err, &se), "%q: %v", tc.code, err)
 		assert.Equal(t, [2]int{tc.line, tc.col}, [2]int{se.Line, se.Column}, "%q: %s", tc.code, se.Message)
@@ -183,7 +183,10 @@ func hostile(size int) map[string]string {
 func TestPrepareHostile(t *testing.T) {
 	for _, size := range []int{256 << 10, 4 << 10, 1 << 10} {
 		for name, code := range hostile(size) {
-			s, err := Prepare(code)
+			if p, err := Prepare(code); err == nil && p.Unread {
+				continue
+			}
+			s, err := Read(code)
 			if err != nil {
 				var se *SyntaxError
 				require.True(t, errors.As(err, &se), "%s at %d bytes: %v", name, size, err)
@@ -197,22 +200,22 @@ func TestPrepareHostile(t *testing.T) {
 
 func TestLimitsSendCodeUnparsed(t *testing.T) {
 	big := strings.Repeat("a.b.c;", MaxNodes/2+1) + "1"
-	s, err := Prepare("return 1;" + big)
+	s, err := Read("return 1;" + big)
 	require.NoError(t, err)
 	assert.Contains(t, s.Unparsed, "plain JavaScript")
 	ts := "let a: number = 1;" + strings.Repeat("a.b.c;", MaxTypeScriptNodes/2+1)
-	s, err = Prepare(ts)
+	s, err = Read(ts)
 	require.NoError(t, err)
 	assert.Contains(t, s.Unparsed, "not read as TypeScript")
 	arrows := "let a = 1;" + strings.Repeat("f(x => x);", MaxArrows+1)
-	s, err = Prepare(arrows)
+	s, err = Read(arrows)
 	require.NoError(t, err)
 	assert.Contains(t, s.Unparsed, "arrow functions")
-	s, err = Prepare("let a: number = 1;" + strings.Repeat("f(x => x);", MaxTypeScriptArrows+1))
+	s, err = Read("let a: number = 1;" + strings.Repeat("f(x => x);", MaxTypeScriptArrows+1))
 	require.NoError(t, err)
 	assert.Contains(t, s.Unparsed, "not read as TypeScript")
 	// Just under the limits, TypeScript is read.
-	s, err = Prepare("let a: number = 1;" + strings.Repeat("f(x => x);", MaxTypeScriptArrows))
+	s, err = Read("let a: number = 1;" + strings.Repeat("f(x => x);", MaxTypeScriptArrows))
 	require.NoError(t, err)
 	assert.True(t, s.TypeScript)
 	assert.Empty(t, s.Unparsed)
@@ -221,7 +224,7 @@ func TestLimitsSendCodeUnparsed(t *testing.T) {
 // Columns are bytes, as QuickJS reports them, on both sides of the source map (which counts UTF-16 units).
 func TestPositionsNotASCII(t *testing.T) {
 	for _, code := range []string{"let s: string = 'ééé'; null.x", "let s: string = '😀'; null.x", "let é = 'ü'\n  const t: number = 1; null.x"} {
-		s, err := Prepare(code)
+		s, err := Read(code)
 		require.NoError(t, err)
 		require.True(t, s.TypeScript)
 		i := strings.Index(s.Source, "null.x")
@@ -238,7 +241,36 @@ func TestPositionsNotASCII(t *testing.T) {
 
 // goja's parser panics on some malformed code; Prepare must not (the code goes on to esbuild, which rejects it).
 func TestParserPanicIsContained(t *testing.T) {
-	_, err := Prepare("function!0[...0(")
+	_, err := Read("function!0[...0(")
 	var se *SyntaxError
 	require.True(t, errors.As(err, &se), "%v", err)
+}
+
+// TestPrepareFastPath: code that visibly returns at its top level skips the parse; anything else is read.
+func TestPrepareFastPath(t *testing.T) {
+	for code, unread := range map[string]bool{
+		"return 1":                                true,
+		"const a = 1\n  return a":                 true,
+		"// a comment\nreturn 1":                  true,
+		"const s = '{'\nreturn s":                 true,
+		"const s = `\n{\n`\nreturn s":             true,
+		"/* { */\nreturn 1":                       true,
+		"if (x) {\n  return 1\n}\n2":              false, // a return in a block needs the parse
+		"async () => {\n  return 1\n}":            false,
+		"const r = 1; r":                          false,
+		"const n: number = 1\nreturn n":           true, // the interpreter's syntax error sends it to Read
+		"const r = f<T>(x)\nreturn r":             false,
+		"export default 1\nreturn 2":              false,
+		"const s = 'return'\nx":                   false,
+		"const f = function () {\nreturn 1\n}\nf": false,
+		"x = 1 // return\nx":                      false,
+	} {
+		p, err := Prepare(code)
+		require.NoError(t, err, code)
+		assert.Equal(t, unread, p.Unread, code)
+		if unread {
+			assert.Equal(t, "return", p.Form)
+			assert.Equal(t, head(false)+code+tail(false), p.Source)
+		}
+	}
 }

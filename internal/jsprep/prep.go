@@ -252,3 +252,71 @@ func mayHaveTypeArguments(code string) bool {
 	}
 	return false
 }
+
+// topLevelReturn reports a `return` at the start of a line outside every brace, skipping strings, template
+// literals and comments: a return of the body itself. Only a yes matters (it skips the parse), and a wrong yes
+// costs only the forms: the code then runs as it always did. Regular expressions are not skipped; a quote or
+// brace in one can make it wrong either way, and a string ends at a newline so that one cannot make it wrong
+// for long.
+func topLevelReturn(code string) bool {
+	depth := 0
+	lineStart := true
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		switch {
+		case c == '\n':
+			lineStart = true
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			continue
+		case c == '/' && i+1 < len(code) && code[i+1] == '/':
+			for i < len(code) && code[i] != '\n' {
+				i++
+			}
+			i--
+			continue
+		case c == '/' && i+1 < len(code) && code[i+1] == '*':
+			end := strings.Index(code[i+2:], "*/")
+			if end < 0 {
+				return false
+			}
+			i += 2 + end + 1
+			continue
+		case c == '"' || c == '\'' || c == '`':
+			for i++; i < len(code) && code[i] != c && (c == '`' || code[i] != '\n'); i++ {
+				if code[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case lineStart && depth == 0 && hasWord(code[i:], "return"):
+			return true
+		}
+		lineStart = false
+	}
+	return false
+}
+
+// hasModuleSyntax reports a line that starts with export or import, which preprocess rewrites.
+func hasModuleSyntax(code string) bool {
+	for _, w := range []string{"export", "import"} {
+		for i := strings.Index(code, w); i >= 0; {
+			j := i - 1
+			for j >= 0 && (code[j] == ' ' || code[j] == '\t') {
+				j--
+			}
+			if j < 0 || code[j] == '\n' {
+				return true
+			}
+			next := strings.Index(code[i+1:], w)
+			if next < 0 {
+				break
+			}
+			i += 1 + next
+		}
+	}
+	return false
+}
