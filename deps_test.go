@@ -196,3 +196,7 @@ func matches(dep, prefix string) bool {
 func isSelf(dep, pkg string) bool {
 	return dep == pkg || strings.HasPrefix(dep, pkg+"/") || strings.HasPrefix(pkg, dep+"/")
 }
+
+// esbuild is the TypeScript transform of code mode; only the package that prepares scripts may import it, so
+// that its cost stays on the one path that needs it.
+func init() { onlyImporters["github.com/evanw/esbuild"] = []string{"internal/jsprep"} }

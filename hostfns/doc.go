@@ -1,12 +1,18 @@
-// Package hostfns is the JavaScript surface of code mode: the model's code runs as the body of an async function
-// in the wasm sandbox and sees exactly these globals from the host:
+// Package hostfns is the JavaScript surface of code mode: the model's code, JavaScript or TypeScript, runs in the
+// wasm sandbox as the body of an async function and sees exactly these globals from the host:
 //
 //	console.log(...args), console.warn(...args), console.error(...args)
 //	openclaw.tools.search(query, options?)  // also search({queries: [...]}) and search(query, limit)
 //	openclaw.tools.describe(id)
 //	openclaw.tools.call(id, args?)
 //
-// each openclaw.tools function returning a Promise. Timers (setTimeout, setInterval) run on the sandbox's virtual
+// each openclaw.tools function returning a Promise. The run's value is what the body returns; a body without a
+// top-level return gives the value of its last expression statement, and code that is one function (an arrow,
+// `async function main() {...}`, an anonymous function, an `export default`) has it called and awaited.
+// TypeScript's types are stripped before the interpreter sees them, and every position in an error points into
+// the code as written (internal/jsprep does both). Static imports are syntax errors (there are no modules;
+// `import type` is erased); a tool that ran and failed resolves openclaw.tools.call with result.isError set,
+// and a call that could not run rejects. Timers (setTimeout, setInterval) run on the sandbox's virtual
 // clock. The QuickJS extras (std, os, print, ...) are removed from the global object; import('qjs:std') still
 // resolves, but WASI gives it no files, environment, arguments or processes to reach.
 //
@@ -35,8 +41,13 @@
 //	                                           2 s); past it, calls are rejected
 //	RunOptions.MaxHostTime     5% of Timeout   searches and describes together; past it, they are rejected
 //	WASI stdout/stderr         64 KiB          kept, the rest dropped (scripts cannot reach them without qjs:std)
+//	jsprep.MaxNodes            8,192           code runs unparsed: no TypeScript, no script forms (see below)
+//	jsprep.MaxArrows           256             the same, for arrow functions
+//	jsprep.MaxTypeScriptNodes  1,024           (and MaxTypeScriptArrows, 128) not read as TypeScript
 //
-// A guest trap (the interpreter crashing on what a script did) is wasm.ErrTrap, kind "crash" in ErrorInfo; a
+// The two parse limits count operators, brackets and keywords, which bound how deeply a parser can recurse on the
+// code (a Go stack overflow would end the process); code past them is evaluated as written, and a syntax error
+// of such code says why. A guest trap (the interpreter crashing on what a script did) is wasm.ErrTrap, kind "crash" in ErrorInfo; a
 // NUL character in the code is a syntax error. Bridge calls run at most 2 MiB of requests at once, the rest
 // wait to start; results go back to the script in batches of about one payload.
 package hostfns

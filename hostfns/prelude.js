@@ -196,13 +196,19 @@
     later(idle, 0);
   }
 
-  // __ts_boot starts the model's function; the per-run script is `__ts_boot((async function () {CODE\n}));void 0`.
-  g.__ts_boot = function (main) {
+  // __ts_boot starts the model's code, prepared on the Go side as one async function (main). call says the code
+  // was one of the function forms (a function, an export default, a final expression): a function it results
+  // in is called, and what that returns awaited, too.
+  g.__ts_boot = function (call, main) {
     delete g.__ts_boot;
     if (typeof main !== "function") {
       fail(new TypeErrorCtor("the code must be the body of one async function"));
       return;
     }
-    apply(promiseThen, main(), [ok, fail]);
+    let p = main();
+    if (call === true) {
+      p = apply(promiseThen, p, [function (v) { return typeof v === "function" ? v() : v; }]);
+    }
+    apply(promiseThen, p, [ok, fail]);
   };
 })();

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/internal/jsprep"
 	"github.com/toolsearch/toolsearch/internal/textcut"
 	"github.com/toolsearch/toolsearch/wasm"
 )
@@ -146,7 +147,8 @@ type CallInfo struct {
 	Elapsed time.Duration // how long it ran (until the run ended, for a call that was still running)
 }
 
-// Run executes code, the body of an async function (`return` gives the result), against bridge. Errors:
+// Run executes code against bridge: JavaScript or TypeScript, the body of an async function (`return`, or else a
+// final expression, gives the result) or one function, which is called (see the package doc). Errors:
 // *wasm.LimitError (kinds timeout, fuel, memory, stack, output, result, source, calls), *wasm.ScriptError
 // (syntax errors and uncaught exceptions, with line and stack), wasm.ErrExit, wasm.ErrTrap, or ctx's error. Every
 // bridge call the script started has returned (or was abandoned after its context was cancelled and a short
@@ -170,14 +172,40 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	defer deadline.Stop()
 	runCtx, cancel := deadline.Context(ctx)
 	defer cancel()
+	// The code becomes one call of the prelude's boot function: TypeScript stripped, the forms models write
+	// turned into the body of an async function (see internal/jsprep). The wrapper's final statement is its
+	// own, whatever the code does to close the function early, so the script's completion value never reaches
+	// the host (MaxValueBytes below is only a backstop). Preparing is bounded by the source limit and counts
+	// against the deadline.
+	prep, err := jsprep.Prepare(code)
+	if err != nil {
+		return &Result{}, syntaxError(err)
+	}
+	if deadline.Expired() {
+		return &Result{}, wasm.NewLimitError(wasm.LimitTimeout, uint64(o.Timeout.Milliseconds()), uint64(deadline.Spent().Milliseconds()))
+	}
+	if err := ctx.Err(); err != nil {
+		return &Result{}, err
+	}
 	st := newRunState(context.WithValue(runCtx, deadlineKey{}, deadline), bridge, o)
-	// The code starts on line 2 so that its columns are exact; positions are shifted back by one line below.
-	// The final statement is the wrapper's own, whatever the code does to close the function early, so the
-	// script's completion value never reaches the host (MaxValueBytes below is only a backstop).
-	wrapped := "__ts_boot((async function () {\n" + code + "\n}));\nvoid 0"
-	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), wrapped, &wasm.RunOptions{
+	res, err := s.engine.Run(context.WithValue(runCtx, stateKey{}, st), prep.Source, &wasm.RunOptions{
 		Deadline: deadline, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
 	})
+	if prep.Unread && refusedUnrun(err, st) {
+		// The fast path passed the code through unread, and the interpreter refused its syntax before
+		// anything ran: read it, TypeScript perhaps, and run that. The first attempt only compiled (its cost is
+		// bounded by the source limit); its fuel is reported with the second's.
+		st.end()
+		used := res.Usage.Fuel
+		if prep, err = jsprep.Read(code); err != nil {
+			return &Result{Usage: res.Usage}, syntaxError(err)
+		}
+		st = newRunState(context.WithValue(runCtx, deadlineKey{}, deadline), bridge, o)
+		res, err = s.engine.Run(context.WithValue(runCtx, stateKey{}, st), prep.Source, &wasm.RunOptions{
+			Deadline: deadline, Fuel: o.Fuel, MemoryBytes: o.MemoryBytes, MaxValueBytes: 64,
+		})
+		res.Usage.Fuel += used
+	}
 	pending := st.calls.pending() // as the run ended, before its calls' context is cancelled
 	st.end()
 
@@ -187,7 +215,10 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	}
 	var script *wasm.ScriptError
 	if errors.As(err, &script) {
-		toCodePositions(script)
+		if script.IsSyntax() && prep.Unparsed != "" && st.scriptErr == nil {
+			script.Message += " (" + prep.Unparsed + ")"
+		}
+		toCodePositions(script, prep)
 		cutErrorText(script, o.MaxResultBytes)
 	}
 	if err != nil {
@@ -198,6 +229,26 @@ func (s *Sandbox) Run(ctx context.Context, code string, bridge Bridge, opts *Run
 	}
 	out.Value = st.value
 	return out, nil
+}
+
+// syntaxError is Prepare's or Read's error as Run reports it.
+func syntaxError(err error) error {
+	var syn *jsprep.SyntaxError
+	if errors.As(err, &syn) {
+		return &wasm.ScriptError{Name: "SyntaxError", Message: syn.Message, Line: syn.Line,
+			Stack: fmt.Sprintf("    at %s:%d:%d", wasm.ScriptFilename, syn.Line, syn.Column)}
+	}
+	return err
+}
+
+// refusedUnrun reports a syntax error of the script itself, found when the interpreter compiled it: nothing
+// ran. An exception the code threw, a SyntaxError from JSON.parse included, reaches the host through the
+// prelude's settle (st.scriptErr), never as the evaluation's own error, since the code runs inside an async
+// function.
+func refusedUnrun(err error, st *runState) bool {
+	var script *wasm.ScriptError
+	return errors.As(err, &script) && script.IsSyntax() && st.scriptErr == nil && !st.settled &&
+		st.calls.started() == 0 && len(st.logs) == 0
 }
 
 func (o RunOptions) withDefaults() RunOptions {
@@ -385,13 +436,14 @@ func cutString(s string, n int) string {
 	return wasm.CutText(textcut.Prefix(s, n-room), len(s))
 }
 
-// toCodePositions rewrites an exception's positions from the wrapper script to the model's code (one line
-// earlier) and drops the frames that belong to the prelude and the wrapper, which mean nothing to the model.
-func toCodePositions(e *wasm.ScriptError) {
-	if e.Line > 0 {
-		e.Line--
-	}
+// toCodePositions rewrites an exception's positions from the script that ran to the model's code and drops the
+// frames that belong to the prelude and the wrapper, which mean nothing to the model.
+func toCodePositions(e *wasm.ScriptError, prep *jsprep.Script) {
 	const marker = wasm.ScriptFilename + ":"
+	line := 0
+	if e.Line > 0 {
+		line, _, _ = prep.Position(e.Line, 1)
+	}
 	var kept []string
 	for _, frame := range strings.Split(e.Stack, "\n") {
 		i := strings.Index(frame, marker)
@@ -399,15 +451,39 @@ func toCodePositions(e *wasm.ScriptError) {
 			continue // prelude or native frames
 		}
 		rest := frame[i+len(marker):]
-		end := strings.IndexFunc(rest, func(c rune) bool { return c < '0' || c > '9' })
-		if end <= 0 {
+		l, n := leadingInt(rest)
+		if n == 0 {
 			continue
 		}
-		line, _ := strconv.Atoi(rest[:end])
-		if line < 2 {
-			continue // the wrapper's own line
+		rest = rest[n:]
+		c := 1
+		if strings.HasPrefix(rest, ":") {
+			if v, m := leadingInt(rest[1:]); m > 0 {
+				c, rest = v, rest[1+m:]
+			}
 		}
-		kept = append(kept, frame[:i+len(marker)]+strconv.Itoa(line-1)+rest[end:])
+		cl, cc, ok := prep.Position(l, c)
+		if !ok {
+			continue // the wrapper's own lines
+		}
+		if len(kept) == 0 {
+			line = cl
+		}
+		kept = append(kept, frame[:i+len(marker)]+strconv.Itoa(cl)+":"+strconv.Itoa(cc)+rest)
 	}
+	e.Line = line
 	e.Stack = strings.Join(kept, "\n")
+}
+
+// leadingInt reads the decimal number at the start of s and how many bytes it took.
+func leadingInt(s string) (int, int) {
+	end := strings.IndexFunc(s, func(c rune) bool { return c < '0' || c > '9' })
+	if end < 0 {
+		end = len(s)
+	}
+	if end == 0 || end > 9 {
+		return 0, 0
+	}
+	v, _ := strconv.Atoi(s[:end])
+	return v, end
 }

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -234,20 +235,66 @@ func TestCodeModeParallelCalls(t *testing.T) {
 	assert.Len(t, seen, 4)
 }
 
-// A tool's own isError result resolves (the script decides); pipeline failures reject.
+// A tool's own isError result resolves with result.isError set, so a script tells a failure from data (and
+// Promise.all keeps the other results); pipeline failures (an unknown tool, invalid arguments) reject.
 func TestCodeModeToolErrorResolves(t *testing.T) {
 	failing := catalog.Tool{Source: catalog.SourceOpenClaw, SourceName: "core", Name: "flaky",
 		Handler: catalog.HandlerFunc(func(context.Context, json.RawMessage) (*catalog.Result, error) {
 			return &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "disk full"}}, IsError: true}, nil
 		})}
+	working := catalog.Tool{Source: catalog.SourceOpenClaw, SourceName: "core", Name: "steady",
+		Handler: catalog.HandlerFunc(func(context.Context, json.RawMessage) (*catalog.Result, error) {
+			return &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "fine"}}}, nil
+		})}
 	rt := newRuntime(t, runtime.ModeCode, nil)
-	run := startRun(t, rt, runtime.RunRequest{Tools: []catalog.Tool{failing}})
-	res, cr := runCode(t, run, "c", `const r = await openclaw.tools.call("flaky"); return r.result.isError`)
-	require.True(t, cr.OK)
-	assert.JSONEq(t, `true`, string(cr.Value))
-	require.Len(t, res.Hidden, 1)
-	assert.True(t, res.Hidden[0].Result.IsError)
-	assert.Equal(t, "disk full", res.Hidden[0].Result.Content)
+	run := startRun(t, rt, runtime.RunRequest{Tools: []catalog.Tool{failing, working}})
+	res, cr := runCode(t, run, "c", `const rs = await Promise.all(["flaky", "steady"].map(id => openclaw.tools.call(id)));
+let unknown;
+try { await openclaw.tools.call("no_such_tool") } catch (e) { unknown = "rejected" }
+return [...rs.map(r => r.result.isError ? "failed: " + r.result.content[0].text : "ok: " + r.result.content[0].text), unknown]`)
+	require.True(t, cr.OK, "%+v", cr.Error)
+	assert.JSONEq(t, `["failed: disk full", "ok: fine", "rejected"]`, string(cr.Value))
+	require.Len(t, res.Hidden, 2)
+	for _, h := range res.Hidden {
+		assert.Equal(t, h.Name == "flaky", h.Result.IsError, h.Name)
+	}
+}
+
+// The forms models write, through tool_search_code: each gives its answer as the result's value.
+func TestCodeModeScriptForms(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeCode, nil)
+	run := startRun(t, rt, runtime.RunRequest{Tools: fakePlugin(2)})
+	for i, tc := range []struct{ name, code, want string }{
+		{"return", `return (await openclaw.tools.search("fake plugin tool")).length > 0`, "true"},
+		{"last expression", `let x = 1; x`, "1"},
+		{"iife", `(async () => { return 2 })()`, "2"},
+		{"async arrow", `async () => { const hits = await openclaw.tools.search("fake plugin tool", {limit: 1}); return hits.length }`, "1"},
+		{"async function main", "async function main() {\n  return 'main'\n}", `"main"`},
+		{"anonymous function", `function () { return 3 }`, "3"},
+		{"export default", `export default async () => 4`, "4"},
+		{"typescript", "interface Hit { id: string }\nconst hits: Hit[] = await openclaw.tools.search(\"fake plugin tool\", {limit: 1})\nhits.length as number", "1"},
+		{"typescript call", "const r = await openclaw.tools.call<{result: {isError?: boolean}}>(\"fake_plugin_tool_01\", {marker: \"m\"})\nreturn r.result.isError ?? false", "false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, cr := runCode(t, run, fmt.Sprint("f", i), tc.code)
+			require.True(t, cr.OK, "%+v", cr.Error)
+			assert.JSONEq(t, tc.want, string(cr.Value))
+		})
+	}
+}
+
+// TypeScript's errors point into the code as the model wrote it.
+func TestCodeModeTypeScriptErrorLine(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeCode, nil)
+	run := startRun(t, rt, runtime.RunRequest{Tools: fakePlugin(1)})
+	_, cr := runCode(t, run, "e", "type T = {a: number}\nconst t: T = {a: 1}\n\nthrow new Error('line ' + t.a)")
+	require.False(t, cr.OK)
+	assert.Equal(t, "exception", cr.Error.Kind)
+	assert.Equal(t, 4, cr.Error.Line)
+	_, cr = runCode(t, run, "s", "const t: number = 1\nconst u: = 2")
+	require.False(t, cr.OK)
+	assert.Equal(t, "syntax", cr.Error.Kind)
+	assert.Equal(t, 2, cr.Error.Line)
 }
 
 func TestCodeModeCancelledTurn(t *testing.T) {

@@ -31,16 +31,20 @@ type FunctionDefinition struct {
 }
 
 const (
-	searchCodeDescription = "Run JavaScript over the tool catalog in an isolated sandbox. `code` is the body of an " +
-		"async function; `return` gives the result. APIs (each returns a Promise): " +
+	searchCodeDescription = "Run JS/TS over the tool catalog in an isolated sandbox. `code` is an async function " +
+		"body (`return` or the last expression gives the result) or one function (called). APIs (Promises): " +
 		"`openclaw.tools.search(query, {limit})` → hits `[{id, name, description, input, output?}]` " +
-		"(`search({queries: [...]})` runs several searches at once); " +
-		"`openclaw.tools.describe(id)` → the full input and output schemas; " +
-		"`openclaw.tools.call(id, args)` → `{tool, result}`, JSON values in `result.details`. " +
-		"Calls run in parallel under Promise.all. console.log output comes back in `logs`."
+		"(`search({queries: [...]})` runs several); " +
+		"`openclaw.tools.describe(id)` → full schemas; " +
+		"`openclaw.tools.call(id, args)` → `{tool, result}`, JSON in `result.details`, `result.isError` if it " +
+		"failed. Promise.all runs calls in parallel. console.log goes to `logs`."
 	searchCodeParameters = `{"type":"object","properties":{"code":{"type":"string",` +
-		`"description":"JavaScript body of an async function; use return for the result."}},` +
+		`"description":"JS/TS: an async function body, or one function."}},` +
 		`"required":["code"],"additionalProperties":false}`
+
+	// codeToolBytes is what the code tool's description and parameters took before they said which script
+	// forms work and how a failed tool resolves: saying more must not cost more on every request.
+	codeToolBytes = 550 + 187
 
 	searchDescription = "Search the tool catalog. Returns hits `[{id, name, description, input, output?}]`; " +
 		"pass a hit's id to tool_call (use tool_describe first when its input is not clear)."

@@ -1,0 +1,10 @@
+// Package jsprep turns the code a model wrote for code mode into the script the sandbox evaluates: TypeScript
+// stripped to JavaScript, the forms models write (one function, a final expression, an export default) made
+// into the body of one async function whose result is the script's answer, and a way back from positions in
+// that script to positions in the code as written.
+//
+// Plain JavaScript takes a fast path: a JavaScript parser (goja's) reads it, and the only changes are a few
+// inserted characters around the final expression. Only code that does not parse as JavaScript, or that looks
+// like a TypeScript call with explicit type arguments, goes through esbuild's TypeScript transform, which costs
+// about as much as a whole cold run of the sandbox.
+package jsprep
