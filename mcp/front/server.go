@@ -44,6 +44,12 @@ type ServerOptions struct {
 	// closed, and a client that comes back starts a new session. 0 means DefaultSessionIdleTimeout; negative
 	// means never.
 	SessionIdleTimeout time.Duration
+	// RequestBodyTimeout bounds how long the body of one HTTP request may take to arrive; 0 means
+	// DefaultRequestBodyTimeout. A connection whose body is late is closed.
+	RequestBodyTimeout time.Duration
+	// MaxSessions is the most HTTP client sessions Handler keeps at once; a request that would open another gets
+	// 503 until one ends (or idles out, SessionIdleTimeout). 0 means DefaultMaxSessions.
+	MaxSessions int
 	// StartWait bounds how long one client request waits, in all, for upstream servers that are still starting
 	// before it answers without their tools (saying so); a wait also ends at the servers' own start timeouts.
 	// 0 means runtime.DefaultMaxSourceWait.
@@ -269,7 +275,15 @@ func (s *Server) Handler() http.Handler {
 		}
 		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
 			&sdk.StreamableHTTPOptions{SessionTimeout: idle})
-		s.httpHandler = guard(h, s.opts.BearerToken, s.opts.AllowedOrigins)
+		bodyTimeout := s.opts.RequestBodyTimeout
+		if bodyTimeout <= 0 {
+			bodyTimeout = DefaultRequestBodyTimeout
+		}
+		maxSessions := s.opts.MaxSessions
+		if maxSessions <= 0 {
+			maxSessions = DefaultMaxSessions
+		}
+		s.httpHandler = guard(limitBodies(s.limitSessions(h, maxSessions), bodyTimeout), s.opts.BearerToken, s.opts.AllowedOrigins)
 	})
 	return s.httpHandler
 }
