@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -74,6 +75,25 @@ func (u *server) cachePath() string {
 // errNoCacheEntry is a lazy server's first start anywhere.
 var errNoCacheEntry = errors.New("its tools are not cached yet")
 
+// openRegular opens a cache file for reading, refusing anything but a regular file: opening a FIFO someone left
+// at the path would wait for a writer, and hold the start-up of every server with it. The open does not block
+// (O_NONBLOCK), and the file's type is checked on what was opened.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // loadCache reads the server's entry and checks it by the rules of a listing. It fails with errNoCacheEntry
 // when there is none.
 func (u *server) loadCache() (*listing, error) {
@@ -81,7 +101,7 @@ func (u *server) loadCache() (*listing, error) {
 	if path == "" {
 		return nil, errors.New("there is no cache directory")
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoCacheEntry
 	}
