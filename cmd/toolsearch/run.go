@@ -23,7 +23,8 @@ import (
 const runUsage = `usage: toolsearch run [--catalog FILE] [--config FILE] [--timeout DURATION] [--fuel N] [--memory BYTES]
                       [--max-output BYTES] [--max-calls N] FILE|-
 
-Runs one code-mode script (the body of an async function; ` + "`return`" + ` gives the result) in the sandbox, with
+Runs one code-mode script (JavaScript or TypeScript: the body of an async function, where ` + "`return`" + ` gives the
+result, one function expression, which is called, or statements whose last expression is the result) in the sandbox, with
 openclaw.tools.search/describe/call over the tools of --catalog (a JSON array of {name, description, inputSchema,
 outputSchema?, source?, server?}); their calls echo their input. Prints one JSON object:
   {"ok":true,"value":...,"logs":[...],"telemetry":{...},"usage":{"fuel":N,"wallMs":N,"memoryBytes":N}}
