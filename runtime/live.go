@@ -131,10 +131,7 @@ func (r *Run) settle(ctx context.Context) *runState {
 		if st = r.refresh(ctx); !anyStarting(st.pending) {
 			return st
 		}
-		until := startingBound(st.pending)
-		if !budget.IsZero() && (until.IsZero() || budget.Before(until)) {
-			until = budget
-		}
+		until := WaitBound(st.pending, budget)
 		wait := time.Until(until)
 		if until.IsZero() || wait <= 0 {
 			return st
@@ -159,6 +156,20 @@ func anyStarting(ps []PendingSource) bool {
 		}
 	}
 	return false
+}
+
+// WaitBound is how long a caller may wait for the starting sources of ps: until the latest of their ReadyBy
+// deadlines, but never past budget (zero: none). It is zero when no source is starting, or when one has no
+// ReadyBy and there is no budget either.
+func WaitBound(ps []PendingSource, budget time.Time) time.Time {
+	if !anyStarting(ps) {
+		return time.Time{}
+	}
+	until := startingBound(ps)
+	if !budget.IsZero() && (until.IsZero() || budget.Before(until)) {
+		until = budget
+	}
+	return until
 }
 
 // startingBound is the latest ReadyBy of the starting sources, or zero when one of them has no bound.

@@ -92,22 +92,8 @@ func (s *Server) awaitStarting(ctx context.Context, ready func() bool) []runtime
 		// reading "ready" has them.
 		pending := pendingSources(s.up.Status())
 		s.refreshView()
-		var latest time.Time // the last start deadline of the servers starting; zero while one has none
-		starting, unbounded := false, false
-		for _, p := range pending {
-			if p.Starting {
-				starting = true
-				unbounded = unbounded || p.ReadyBy.IsZero()
-				if p.ReadyBy.After(latest) {
-					latest = p.ReadyBy
-				}
-			}
-		}
-		bound := until
-		if !unbounded && latest.Before(until) {
-			bound = latest
-		}
-		if !starting || ready() || !time.Now().Before(bound) {
+		bound := runtime.WaitBound(pending, until)
+		if bound.IsZero() || ready() || !time.Now().Before(bound) {
 			return pending
 		}
 		timer := time.NewTimer(time.Until(bound))
