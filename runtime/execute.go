@@ -50,7 +50,7 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 // executeNamed runs a call of a tool the model named directly: a tool it sees, or in directory mode a hidden tool
 // by its exact, unique name. A name the run does not know while sources are still starting waits for them.
 func (r *Run) executeNamed(ctx context.Context, call ToolCall) (*CallResult, error) {
-	st := r.refresh(ctx)
+	st := r.refresh()
 	if _, found := r.direct(st, call.Name); !found && anyStarting(st.pending) {
 		st = r.settle(ctx)
 	}
@@ -352,7 +352,7 @@ func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequ
 // A tool the policy denies now is unknown to describe (denyUnknown); a call of it reaches the pipeline, which
 // blocks it and says so.
 func (r *Run) lookup(ctx context.Context, id string, denyUnknown bool) (*runState, *catalog.Tool, error) {
-	st := r.refresh(ctx)
+	st := r.refresh()
 	t, err := r.lookupIn(st, id, denyUnknown)
 	if err != nil && anyStarting(st.pending) {
 		st = r.settle(ctx)

@@ -75,7 +75,7 @@ func (r *Run) withBudgets(ctx context.Context) context.Context {
 
 // refresh adopts the feed's current tools if they changed since the run last looked, and returns the state to
 // answer from.
-func (r *Run) refresh(ctx context.Context) *runState {
+func (r *Run) refresh() *runState {
 	st := r.cur()
 	if r.req.Feed == nil {
 		return st
@@ -92,7 +92,7 @@ func (r *Run) refresh(ctx context.Context) *runState {
 	}
 	changed := r.req.Feed.Changed()
 	tools, pending := r.req.Feed.Current()
-	next, err := r.build(ctx, tools, pending, changed)
+	next, err := r.build(tools, pending, changed)
 	if err != nil {
 		// The run keeps answering from what it has; the sources are still reported, so nothing false is said.
 		r.rt.log.Warn("tool search: rebuilding the catalog with the tools that arrived failed", "session",
@@ -119,7 +119,7 @@ func isClosed(ch <-chan struct{}) bool {
 // spent, or ctx ends. In code mode the script is suspended meanwhile, its deadline held: a server starting is not
 // the script's doing, and the wait has its own bounds.
 func (r *Run) settle(ctx context.Context) *runState {
-	st := r.refresh(ctx)
+	st := r.refresh()
 	if r.req.Feed == nil || !anyStarting(st.pending) {
 		return st
 	}
@@ -128,7 +128,7 @@ func (r *Run) settle(ctx context.Context) *runState {
 	defer resume()
 	for {
 		changed := r.req.Feed.Changed() // before reading the state, so that no change in between is missed
-		if st = r.refresh(ctx); !anyStarting(st.pending) {
+		if st = r.refresh(); !anyStarting(st.pending) {
 			return st
 		}
 		until := WaitBound(st.pending, budget)
@@ -141,7 +141,7 @@ func (r *Run) settle(ctx context.Context) *runState {
 		case <-changed:
 			timer.Stop()
 		case <-timer.C:
-			return r.refresh(ctx)
+			return r.refresh()
 		case <-ctx.Done():
 			timer.Stop()
 			return st

@@ -195,7 +195,7 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		r.visible = append(r.visible, d)
 		r.control[d.Function.Name] = true
 	}
-	st, err := r.build(ctx, feedTools, pending, changed)
+	st, err := r.build(feedTools, pending, changed)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ type runState struct {
 
 // build makes the run's state from its tools: it filters them by policy, names the directly shown ones and
 // catalogs the hidden ones (reusing the scope's catalog when nothing changed).
-func (r *Run) build(ctx context.Context, feedTools []catalog.Tool, pending []PendingSource, changed <-chan struct{}) (*runState, error) {
+func (r *Run) build(feedTools []catalog.Tool, pending []PendingSource, changed <-chan struct{}) (*runState, error) {
 	policy := r.policy()
 	st := &runState{
 		direct:  make(map[string]*catalog.Tool),
