@@ -3,12 +3,9 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,7 +133,7 @@ func rawDial(handle func(method string, id, params json.RawMessage) string) dial
 		c1, c2 := net.Pipe()
 		go rawServer(c2, handle)
 		return &dialed{
-			transport: &sdk.IOTransport{Reader: c1, Writer: &boundedWriter{w: c1, limit: u.callTimeout}},
+			transport: &sdk.IOTransport{Reader: c1, Writer: seam.NewBoundedWriter(c1, u.callTimeout)},
 			stop:      func(time.Time) { c1.Close() },
 		}, nil
 	}
@@ -178,31 +175,3 @@ func contentText(cs []catalog.Content) string {
 	}
 	return strings.Join(parts, "\n")
 }
-
-// boundedWriter bounds each write to a raw server's end of the pipe by a deadline, as the Source bounds its writes
-// to a child's stdin: a pipe has no buffer, so a raw server that stops reading would otherwise hold the write
-// forever. After a write times out every later one fails, which ends the session.
-type boundedWriter struct {
-	w     net.Conn
-	limit time.Duration
-
-	mu  sync.Mutex
-	err error
-}
-
-func (b *boundedWriter) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err != nil {
-		return 0, b.err
-	}
-	_ = b.w.SetWriteDeadline(time.Now().Add(b.limit))
-	n, err := b.w.Write(p)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		b.err = fmt.Errorf("the server read none of its input for %s: %w", b.limit, err)
-		err = b.err
-	}
-	return n, err
-}
-
-func (b *boundedWriter) Close() error { return b.w.Close() }

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 )
 
 // dialConfigured opens the transport a ServerConfig describes.
@@ -72,7 +73,7 @@ func dialCommand(u *server) (*dialed, error) {
 	}()
 	// Lines that are not JSON-RPC (a banner, a log line) are skipped as other clients skip them.
 	stdout := readCloser{Reader: newNoiseFilter(stdoutR, u.noiseReport), Closer: stdoutR}
-	transport := &sdk.IOTransport{Reader: stdout, Writer: newBoundedWriter(stdinW, u.src.opts.callTimeout),
+	transport := &sdk.IOTransport{Reader: stdout, Writer: seam.NewBoundedWriter(stdinW, u.src.opts.callTimeout),
 		MaxLineLength: MaxMessageBytes}
 	return &dialed{transport: transport, stop: p.stop, terminate: p.terminate, exit: p.describe}, nil
 }
@@ -103,45 +104,6 @@ type readCloser struct {
 	io.Reader
 	io.Closer
 }
-
-// boundedWriter bounds each write to a server's input by a deadline. The SDK does not watch contexts while it
-// writes, so once a server stops reading (it hangs, or is stopped) and the pipe is full, a request would hold its
-// call — and every call and ping queued behind it — past any timeout. A write that times out may have left half a
-// message behind, so every later write fails too: the session ends and the Source reconnects. Where the platform
-// has no deadlines on pipes, writes are unbounded.
-type boundedWriter struct {
-	w     deadlineWriteCloser
-	limit time.Duration
-
-	mu  sync.Mutex
-	err error
-}
-
-type deadlineWriteCloser interface {
-	io.WriteCloser
-	SetWriteDeadline(time.Time) error
-}
-
-func newBoundedWriter(w deadlineWriteCloser, limit time.Duration) *boundedWriter {
-	return &boundedWriter{w: w, limit: limit}
-}
-
-func (b *boundedWriter) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err != nil {
-		return 0, b.err
-	}
-	_ = b.w.SetWriteDeadline(time.Now().Add(b.limit))
-	n, err := b.w.Write(p)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		b.err = fmt.Errorf("the server read none of its input for %s: %w", b.limit, err)
-		err = b.err
-	}
-	return n, err
-}
-
-func (b *boundedWriter) Close() error { return b.w.Close() }
 
 // process is a started child and its exit.
 type process struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -99,7 +100,7 @@ func rawDial(handle func(method string, id, params json.RawMessage) string) dial
 		c1, c2 := net.Pipe()
 		go rawServer(c2, handle)
 		return &dialed{
-			transport: &sdk.IOTransport{Reader: c1, Writer: newBoundedWriter(c1, u.src.opts.callTimeout)},
+			transport: &sdk.IOTransport{Reader: c1, Writer: seam.NewBoundedWriter(c1, u.src.opts.callTimeout)},
 			stop:      func(time.Time) { c1.Close() },
 		}, nil
 	}
