@@ -61,8 +61,16 @@ func (s *Server) limitSessions(next http.Handler, max int) http.Handler {
 	})
 }
 
+// clientCount counts the HTTP sessions the front keeps: clients whose session has an id. A request served
+// without one (a client's server/discover probe) makes a transient session that holds nothing once answered.
 func (s *Server) clientCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.clients)
+	n := 0
+	for ss := range s.clients {
+		if ss != nil && ss.ID() != "" {
+			n++
+		}
+	}
+	return n
 }

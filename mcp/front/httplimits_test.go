@@ -54,13 +54,16 @@ func TestSessionsAreCapped(t *testing.T) {
 	t.Cleanup(ts.Close)
 	connect := func() (*sdk.ClientSession, error) {
 		client := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil)
-		return client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
+		sess, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
+		if err == nil {
+			t.Cleanup(func() { sess.Close() }) // before the server's cleanup: an open session holds ts.Close
+		}
+		return sess, err
 	}
 	first, err := connect()
 	require.NoError(t, err)
 	second, err := connect()
 	require.NoError(t, err)
-	defer second.Close()
 	third, err := connect()
 	if err == nil {
 		third.Close()
