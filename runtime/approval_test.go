@@ -148,3 +148,27 @@ func TestApprovalTimeout(t *testing.T) {
 	_, err := run.Execute(ctx, runtime.ToolCall{ID: "1", Name: "traced", Arguments: json.RawMessage(`{"marker":"x"}`)})
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// A run's own approver decides its calls: the runtime's is not asked, and a run without one still uses the
+// runtime's. This is what lets a front ask the user of the client whose run made the call.
+func TestRunApproverReplacesTheRuntimes(t *testing.T) {
+	policy := &catalog.Policy{Agent: catalog.Rule{Ask: []string{"annotation:destructive"}}}
+	shared := &approvals{allow: true}
+	rt := newRuntime(t, runtime.ModeTools, &runtime.Options{Policy: policy, Approver: shared})
+	mine := &approvals{allow: false}
+	own := startRun(t, rt, runtime.RunRequest{SessionID: "own", Tools: annotatedCatalog(), Approver: mine})
+	other := startRun(t, rt, runtime.RunRequest{SessionID: "other", Tools: annotatedCatalog()})
+	args := map[string]any{"id": "delete_notes", "args": map[string]string{"marker": "m"}}
+
+	res := execute(t, own, "c1", runtime.ToolCallName, args)
+	assert.True(t, res.Blocked)
+	assert.Equal(t, "Tool call blocked: the user said no.", res.Content)
+	require.Len(t, mine.asked, 1)
+	assert.Equal(t, "own", mine.asked[0].SessionID)
+	assert.Empty(t, shared.asked, "the runtime's approver is not asked about a run that has its own")
+
+	assert.False(t, execute(t, other, "c2", runtime.ToolCallName, args).IsError)
+	require.Len(t, shared.asked, 1)
+	assert.Equal(t, "other", shared.asked[0].SessionID)
+	assert.Len(t, mine.asked, 1)
+}

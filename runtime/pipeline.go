@@ -58,6 +58,9 @@ type Decision struct {
 	// AcceptChange approves the tool's changed definition (Invocation.DefinitionChange), which is pinned from
 	// now on. Allow alone does not: a changed tool stays blocked until someone accepts the change itself.
 	AcceptChange bool
+	// By says who or what decided ("terminal", "elicitation:c2", "--yes"), for the logs and telemetry; ""
+	// means the approver did not say.
+	By string
 }
 
 // Approver decides whether a call may run. It is asked before the hooks, for every real call, with a context
@@ -290,6 +293,7 @@ func callHandler(ctx context.Context, tool *catalog.Tool, args json.RawMessage) 
 func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation) (string, error) {
 	id := tool.ID()
 	inv.ApprovalRule, inv.ApprovalRequired = r.policy().NeedsApproval(tool)
+	approver := r.approver()
 	pins := r.rt.pins
 	pinned := false
 	if pins != nil {
@@ -304,7 +308,7 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		}
 	}
 	changed := "Tool call blocked: " + orDefault(stringOf(inv.DefinitionChange), "") + "; it must be approved again."
-	if r.rt.approver == nil {
+	if approver == nil {
 		switch {
 		case inv.DefinitionChange != nil:
 			return changed, nil
@@ -332,7 +336,7 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		stop := context.AfterFunc(ctx, cancel)
 		asked := time.Now()
-		d, err := approve(actx, r.rt.approver, *inv)
+		d, err := approve(actx, approver, *inv)
 		late := actx.Err() != nil
 		stop()
 		cancel()
@@ -400,6 +404,14 @@ func stringOf(c *DefinitionChange) string {
 // approve asks a, and stops waiting when ctx ends even if a does not: an approver that ignores its context must
 // not hold the call (or, in code mode, the suspended script) beyond the approval's bound. Its late answer is
 // dropped.
+// approver is who decides this run's calls: the run's own (RunRequest.Approver), else the runtime's.
+func (r *Run) approver() Approver {
+	if r.req.Approver != nil {
+		return r.req.Approver
+	}
+	return r.rt.approver
+}
+
 func approve(ctx context.Context, a Approver, inv Invocation) (Decision, error) {
 	type answer struct {
 		d   Decision

@@ -34,6 +34,10 @@ type RunRequest struct {
 	RequiredTools []string
 	// Policy replaces the runtime's policy for this run (per session or channel); nil uses the runtime's.
 	Policy *catalog.Policy
+	// Approver replaces the runtime's approver for this run: a front with many clients asks the user of the
+	// client whose run made the call, so that one client's answer can never approve another client's call. nil
+	// uses the runtime's (Options.Approver).
+	Approver Approver
 	// Feed, when set, adds the tools of sources that come and go while the run is in progress (MCP servers
 	// starting in the background, reconnecting, changing their listing): the run follows it, and a search,
 	// describe or call that would come up empty, unknown or partial while a source is still starting waits for it
