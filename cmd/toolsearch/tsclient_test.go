@@ -71,6 +71,12 @@ type tsResult struct {
 		Text                  string `json:"text"`
 		Error                 string `json:"error"`
 	} `json:"results"`
+	// Elicitations are the approvals (elicitation/create) the server asked of the client's user.
+	Elicitations []struct {
+		Message         string          `json:"message"`
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+		Mode            string          `json:"mode"`
+	} `json:"elicitations"`
 }
 
 // tsCall runs the TypeScript SDK client once against the server spec describes (see client.mjs).

@@ -5,9 +5,14 @@
 //
 // spec: {"command": "...", "args": [...], "env": {...}} for stdio, or {"url": "...", "token": "..."} for
 // streamable HTTP; "calls": [{"name": "...", "arguments": {...}}]; "listTools": true to list tools first.
+// "elicit": {"action": "accept" | "decline" | "cancel" | "never", "delayMs": n, "content": {...}} declares the
+// elicitation capability (form mode) and answers every elicitation/create that way after delayMs ("never" leaves
+// it unanswered); without "elicit" the client declares no elicitation, as many clients do. What the server asked
+// is printed as "elicitations": [{message, requestedSchema, mode}].
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const spec = JSON.parse(process.argv[2]);
 const transport = spec.url
@@ -20,7 +25,24 @@ const transport = spec.url
       env: { ...process.env, ...(spec.env ?? {}) },
       stderr: "inherit",
     });
-const client = new Client({ name: "ts-sdk-test-client", version: "1.0.0" });
+const client = new Client(
+  { name: "ts-sdk-test-client", version: "1.0.0" },
+  spec.elicit ? { capabilities: { elicitation: { form: {} } } } : undefined,
+);
+const elicitations = [];
+if (spec.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    const { message, requestedSchema, mode } = request.params;
+    elicitations.push({ message, requestedSchema, mode: mode ?? "form" });
+    if (spec.elicit.action === "never") {
+      return new Promise(() => {});
+    }
+    await new Promise((resolve) => setTimeout(resolve, spec.elicit.delayMs ?? 0));
+    return spec.elicit.action === "accept"
+      ? { action: "accept", content: spec.elicit.content ?? {} }
+      : { action: spec.elicit.action };
+  });
+}
 
 const began = performance.now();
 await client.connect(transport);
@@ -52,5 +74,6 @@ for (const call of spec.calls ?? []) {
   );
 }
 out.results = await Promise.all(requests);
+out.elicitations = elicitations;
 await client.close();
 process.stdout.write(JSON.stringify(out) + "\n");
