@@ -149,13 +149,13 @@ func profileName(p *Profile) string {
 // listToolsFor answers a profiled client's tools/list: the SDK's pages, without the tools the client's policy
 // does not allow. A page the filter empties is followed by the next, so a client never gets an empty page that
 // says more follow; pages may be shorter than PageSize, and the SDK's cursors stay valid.
-func (s *Server) listToolsFor(ctx context.Context, c *client, req sdk.Request, p *sdk.ListToolsParams,
+func (s *Server) listToolsFor(ctx context.Context, method string, c *client, req sdk.Request, p *sdk.ListToolsParams,
 	next sdk.MethodHandler) (sdk.Result, error) {
 	policy := c.policy()
 	view := s.currentView()
 	params := *p
 	for {
-		res, err := next(ctx, methodListTools, &sdk.ListToolsRequest{Session: c.ss, Params: &params, Extra: req.GetExtra()})
+		res, err := next(ctx, method, &sdk.ListToolsRequest{Session: c.ss, Params: &params, Extra: req.GetExtra()})
 		if err != nil {
 			return res, err
 		}
@@ -176,9 +176,6 @@ func (s *Server) listToolsFor(ctx context.Context, c *client, req sdk.Request, p
 		params.Cursor = list.NextCursor
 	}
 }
-
-// methodListTools is the MCP method a ListToolsRequest is sent with.
-const methodListTools = "tools/list"
 
 // instructionsFor are the server instructions a connecting client gets: the directory (directory mode) of the
 // view, or, when profiles make clients differ, of the client's own run, which lists only what it may use.

@@ -150,6 +150,29 @@ func TestProfilesOffMode(t *testing.T) {
 	assert.EqualValues(t, 1, deleted.Load())
 }
 
+// In directory mode each profile's client is given a directory of what it may use.
+func TestProfilesDirectory(t *testing.T) {
+	deleted := &atomic.Int32{}
+	f := repoServer(deleted)
+	cfg := inMemoryConfig("repo")
+	server := cfg.Servers["repo"]
+	server.Trusted = true // the directory lists trusted tools
+	cfg.Servers["repo"] = server
+	src := startSource(t, cfg, fastOptions(nil), map[string]dialFunc{"repo": f.dial})
+	rt := newTestRuntime(t, runtime.ModeDirectory)
+	srv, err := NewServer(t.Context(), rt, src, &ServerOptions{Profiles: twoProfiles()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+
+	ci := connectWithToken(t, ts.URL, newTokenTransport(ciToken))
+	person := connectWithToken(t, ts.URL, newTokenTransport(fullToken))
+	assert.Contains(t, person.InitializeResult().Instructions, "delete_repository")
+	assert.Contains(t, ci.InitializeResult().Instructions, "read_file")
+	assert.NotContains(t, ci.InitializeResult().Instructions, "delete_repository")
+}
+
 // A session's profile is the one of its first request: the same session with another token is refused, and
 // the call it tried does not run.
 func TestProfilesAreFixedPerSession(t *testing.T) {

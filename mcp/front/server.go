@@ -259,7 +259,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		}
 		if p, ok := req.GetParams().(*sdk.ListToolsParams); ok && s.profiled && c != nil {
-			return s.listToolsFor(ctx, c, req, p, next)
+			return s.listToolsFor(ctx, method, c, req, p, next)
 		}
 		res, err := next(ctx, method, req)
 		switch r := res.(type) {
