@@ -37,20 +37,22 @@ const firstMRTRProtocol = "2026-07-28"
 // it. The embedding program's ServerOptions.Approver, when set, is asked first and may veto any call. Nothing of
 // the call's arguments or _meta decides: only the user's answer does.
 func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.Decision, error) {
+	by := "policy" // a call that needs no approval is allowed by the policy itself
 	if a := c.s.opts.Approver; a != nil {
 		d, err := a.Approve(ctx, inv)
 		if err != nil {
 			return runtime.Decision{}, err
 		}
+		by = d.By
+		if by == "" {
+			by = "program"
+		}
 		if !d.Allow {
-			if d.By == "" {
-				d.By = "program"
-			}
-			return d, nil
+			return runtime.Decision{Reason: d.Reason, By: by}, nil
 		}
 	}
 	if !inv.ApprovalRequired {
-		return runtime.Decision{Allow: true, By: "policy"}, nil
+		return runtime.Decision{Allow: true, By: by}, nil
 	}
 	key := rememberKey(inv.Tool)
 	if inv.DefinitionChange == nil && c.remembered(key) {

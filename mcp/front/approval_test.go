@@ -411,3 +411,35 @@ func TestApprovalTheProgramsApproverMayVeto(t *testing.T) {
 	assert.EqualValues(t, 3, asked.Load())
 	assert.EqualValues(t, 1, deleted.Load())
 }
+
+// Decision.By says who decided each kind of call, for the logs and telemetry.
+func TestApprovalDecisionSaysWhoDecided(t *testing.T) {
+	tool := &catalog.Tool{Source: catalog.SourceMCP, SourceName: "repo", Name: "delete_repository"}
+	c := &client{s: &Server{}, id: "c7", approved: map[string]bool{}}
+	d, err := c.Approve(t.Context(), &runtime.Invocation{Tool: tool})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Decision{Allow: true, By: "policy"}, d)
+
+	d, err = c.Approve(t.Context(), &runtime.Invocation{Tool: tool, ApprovalRequired: true, ApprovalRule: "delete_*"})
+	require.NoError(t, err)
+	assert.False(t, d.Allow)
+	assert.Equal(t, "front", d.By)
+	assert.Contains(t, d.Reason, "the call did not come through an MCP session")
+
+	c.remember(rememberKey(tool))
+	d, err = c.Approve(t.Context(), &runtime.Invocation{Tool: tool, ApprovalRequired: true, ApprovalRule: "delete_*"})
+	require.NoError(t, err)
+	assert.True(t, d.Allow)
+	assert.Equal(t, "elicitation:c7 (approved for the session)", d.By)
+	d, err = c.Approve(t.Context(), &runtime.Invocation{Tool: tool, ApprovalRequired: true,
+		DefinitionChange: &runtime.DefinitionChange{ToolID: tool.ID(), Changed: []string{"description"}}})
+	require.NoError(t, err)
+	assert.False(t, d.Allow, "a remembered approval never covers a changed pinned definition")
+
+	c.s.opts.Approver = runtime.ApproverFunc(func(context.Context, *runtime.Invocation) (runtime.Decision, error) {
+		return runtime.Decision{Allow: true}, nil
+	})
+	d, err = c.Approve(t.Context(), &runtime.Invocation{Tool: tool})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Decision{Allow: true, By: "program"}, d)
+}
