@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -21,13 +22,18 @@ type client struct {
 	ss    *sdk.ServerSession
 	scope seam.Client  // nil without an upstream Source
 	seq   atomic.Int64 // call ids
+	// profile is the profile the client's token selected, fixed when its session began; nil for the runtime's
+	// policy (BearerToken, stdio, no tokens).
+	profile *Profile
 
-	mu     sync.Mutex
-	live   *liveRun
-	gen    int // the view generation live was started from
-	level  sdk.LoggingLevel
-	subs   map[string]int // URIs the client subscribed to, as it sees them
-	closed bool
+	mu    sync.Mutex
+	live  *liveRun
+	gen   int // the view generation live was started from
+	level sdk.LoggingLevel
+	subs  map[string]int // URIs the client subscribed to, as it sees them
+	// approved are the tools (as defined when approved, see rememberKey) the user approved for this session.
+	approved map[string]bool
+	closed   bool
 }
 
 // liveRun is a run and the calls still using it, so that it is closed only after they finish.
@@ -40,21 +46,32 @@ type liveRun struct {
 // waits for the session to end and then closes the client. Requests without a session (a handler called
 // directly, in-process) share one client, which Close ends.
 func (s *Server) clientOf(ss *sdk.ServerSession) (*client, error) {
+	return s.clientWith(ss, nil, false)
+}
+
+// clientWith is clientOf for a request that presented a token (hasToken): a new client gets the token's
+// profile, and a known client that began with another profile is refused, so that a session cannot change what
+// it may do halfway (the SDK's streamable handler refuses such a request first; this holds whatever transport).
+func (s *Server) clientWith(ss *sdk.ServerSession, profile *Profile, hasToken bool) (*client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.clients[ss]; c != nil {
+		if hasToken && c.profile != profile {
+			return nil, ErrProfileChanged
+		}
 		return c, nil
 	}
 	if s.closed {
 		return nil, ErrServerClosed
 	}
 	s.nclients++
-	c := &client{s: s, id: "c" + strconv.Itoa(s.nclients), ss: ss, subs: map[string]int{}}
+	c := &client{s: s, id: "c" + strconv.Itoa(s.nclients), ss: ss, subs: map[string]int{}, profile: profile,
+		approved: map[string]bool{}}
 	if s.up != nil {
 		c.scope = s.up.NewClient(seam.Events{Log: c.log, ResourceUpdated: s.mirror.updated})
 	}
 	s.clients[ss] = c
-	s.log.Info("mcp serve: client connected", "client", c.id)
+	s.log.Info("mcp serve: client connected", "client", c.id, "profile", profileName(profile))
 	if ss == nil {
 		return c, nil
 	}
@@ -89,7 +106,9 @@ func (c *client) acquire(ctx context.Context) (*liveRun, error) {
 		return nil, ErrServerClosed
 	}
 	if c.live == nil || c.gen != v.gen {
-		run, err := c.s.rt.StartRun(ctx, c.s.runRequest(c.sessionID(), c.sessionID()+"-"+strconv.Itoa(v.gen)))
+		req := c.s.runRequest(c.sessionID(), c.sessionID()+"-"+strconv.Itoa(v.gen))
+		req.Policy, req.Approver = c.runPolicy(), c
+		run, err := c.s.rt.StartRun(ctx, req)
 		switch {
 		case err != nil && c.live == nil:
 			return nil, fmt.Errorf("mcp: start run: %w", err)
@@ -128,7 +147,7 @@ func (c *client) close() {
 	}
 	c.closed = true
 	live, subs := c.live, c.subs
-	c.subs = nil
+	c.subs, c.approved = nil, nil
 	c.mu.Unlock()
 	if live != nil {
 		live.calls.Wait()
@@ -141,6 +160,28 @@ func (c *client) close() {
 		c.scope.Close()
 	}
 }
+
+// runPolicy is the policy of the client's runs (RunRequest.Policy): its profile's, or nil for the runtime's.
+func (c *client) runPolicy() *catalog.Policy {
+	switch {
+	case c.profile == nil:
+		return nil
+	case c.profile.Policy == nil:
+		return allowAll()
+	}
+	return c.profile.Policy
+}
+
+// policy is the policy the client's calls are checked against now.
+func (c *client) policy() *catalog.Policy {
+	if p := c.runPolicy(); p != nil {
+		return p
+	}
+	return c.s.rt.Policy()
+}
+
+// allowAll is the policy that allows every tool: a nil Policy in a RunRequest would mean the runtime's.
+func allowAll() *catalog.Policy { return &catalog.Policy{} }
 
 // log forwards a log message of the client's own session of a per-client server.
 func (c *client) log(u seam.Server, p *sdk.LoggingMessageParams) {

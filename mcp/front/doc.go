@@ -34,6 +34,24 @@
 //   - _meta: what a client sends with a call (trace context) goes to the upstream call, without the keys the
 //     protocol reserves for the client's own connection.
 //
+// # Approvals and profiles
+//
+// Each client's runs bring their own approver (runtime.RunRequest.Approver). A call that needs approval — a
+// policy Ask entry, or a tool whose pinned definition changed — is put to the user of the client that made it,
+// with MCP elicitation in form mode: the tool's id, server and title, its arguments as JSON (cut at
+// MaxApprovalArgumentBytes), its annotations, and for a pin what changed. Accepting runs the call (and pins the
+// new definition); declining or dismissing blocks it with a reason the model can read; no answer within
+// approvalTimeoutMs blocks it, and the request is cancelled so that a late answer approves nothing. In code mode
+// the script is suspended meanwhile, its deadline held. The form has an "approve for this session" box, which
+// covers later calls of that tool, as defined when approved, in that client session only. Calls that need no
+// approval run without asking anyone. A client that did not declare elicitation gets a blocked call naming the
+// rule and how to allow the tool (ServerOptions.ApprovalHint). ServerOptions.Approver gives the embedding program
+// a veto over every call.
+//
+// Over HTTP, ServerOptions.Profiles give each bearer token a policy of its own: a session keeps the profile of
+// its first request's token, its runs use that policy, and in off mode its tools/list holds only what that
+// policy allows.
+//
 // Every client session — the one client of Run, each Mcp-Session-Id of Handler — has runs of its own: its own
 // telemetry, session log (<SessionID>-c<n>), directory hydration and call ids, over one catalog shared by all. A
 // server configured with Isolation "per-client" gets one session (one process) per client, started at the
@@ -54,6 +72,12 @@
 //   - Server-initiated requests (sampling, elicitation, roots) and tasks are not proxied: a shared upstream
 //     session cannot tell which client should answer, so the front declares no client capabilities and servers
 //     do not ask.
+//   - Clients that speak the 2026-07-28 protocol (the go-sdk client's default) cannot be asked for approvals: that
+//     protocol forbids a server's request while it serves one and wants it returned as an input request of the
+//     result (multi round-trip), which the front does not implement yet. Their calls that need approval are
+//     blocked, saying so.
+//   - With Profiles, a profile whose policy denies the mode's control tools still sees them listed (its run
+//     falls back to off mode, whose tools are not registered with the SDK server).
 //   - Server.Run does not close the reader it is given; when ctx ends first, a read blocked on it returns only
 //     when the reader does (for standard input, when the process exits).
 //

@@ -1,8 +1,7 @@
 package front
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"context"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,28 +10,32 @@ import (
 
 // guard lets a request reach the front's HTTP handler only when it may: a browser origin that is neither
 // loopback nor allowed gets 403 (the MCP transport asks servers to validate Origin, so that a web page cannot
-// drive a local server through the user's browser), and, with a token set, a request without
-// "Authorization: Bearer <token>" gets 401. The token is compared by its SHA-256 in constant time, so neither
-// its bytes nor its length show in the timing; it never appears in a response or a log.
-func guard(next http.Handler, token string, allowedOrigins []string) http.Handler {
+// drive a local server through the user's browser), and, with tokens set (BearerToken, Profiles), a request
+// without "Authorization: Bearer <one of them>" gets 401. Tokens are compared by their SHA-256 in constant time
+// (see tokenSet); none ever appears in a response or a log. The token a request presented reaches the SDK as its
+// identity (withIdentity), which fixes a session's profile.
+func guard(next http.Handler, tokens *tokenSet, allowedOrigins []string) http.Handler {
 	allowed := map[string]bool{}
 	for _, o := range allowedOrigins {
 		allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
-	want := sha256.Sum256([]byte(token))
+	if tokens.required() {
+		next = withIdentity(next)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
 			http.Error(w, "Forbidden: requests from this origin are not allowed", http.StatusForbidden)
 			return
 		}
-		if token != "" {
+		if tokens.required() {
 			got, ok := bearerToken(r.Header.Get("Authorization"))
-			sum := sha256.Sum256([]byte(got))
-			if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			entry, found := tokens.match(got)
+			if !ok || !found {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolsearch"`)
 				http.Error(w, "Unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), profileKey{}, entry))
 		}
 		next.ServeHTTP(w, r)
 	})

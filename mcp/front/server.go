@@ -34,8 +34,26 @@ type ServerOptions struct {
 	// prompts/list holds; 0 means the SDK's default (1000).
 	PageSize int
 	// BearerToken, when set, is required of every HTTP request to Handler as "Authorization: Bearer <token>";
-	// a request without it is refused with 401. It is compared in constant time and never logged.
+	// a request without it is refused with 401. It is compared in constant time and never logged. Its clients
+	// have the runtime's policy (the default profile). It may not contain white space.
 	BearerToken string
+	// Profiles give HTTP clients different tool sets by their bearer token: a request whose token is a
+	// profile's gets that profile's policy for its runs (its calls, its searches, and the tools/list of off
+	// mode), for the whole life of its session; a later request of that session with another token is refused.
+	// With Profiles and no BearerToken, only the profiles' tokens are accepted. Standard input and output (Run)
+	// has no token: its client has the runtime's policy. The logs name a client's profile, never its token.
+	Profiles []Profile
+	// Approver, when set, is the embedding program's say in every call of every client, asked before anyone
+	// else: its denial blocks the call; its consent lets a call that needs no approval run, while one that needs
+	// approval (a policy Ask entry, a changed pinned definition) is still put to the client's user. It must be
+	// safe for concurrent use. The runtime's own Options.Approver is not asked for the front's clients, whose
+	// runs each bring their own approver: pass it here to keep it. nil: no such check.
+	Approver runtime.Approver
+	// ApprovalHint, when set, says how to allow a tool whose call was blocked because it needs approval and its
+	// client cannot ask its user (no elicitation): rule is the policy entry that asks for approval, or "" when
+	// the tool's pinned definition changed. It is appended to the blocked call's message. nil (or "") gives a
+	// generic hint naming the rule.
+	ApprovalHint func(tool *catalog.Tool, rule string) string
 	// AllowedOrigins are browser origins ("https://app.example.com") whose requests Handler accepts, besides
 	// loopback ones. A request with any other Origin header is refused with 403.
 	AllowedOrigins []string
@@ -81,6 +99,10 @@ type Server struct {
 	sdk    *sdk.Server
 	off    bool // the runtime's mode is off: a plain proxy
 	mirror *mirror
+	tokens *tokenSet
+	// profiled is set when Profiles are: clients may differ in what they may use, so the view offers every
+	// tool and each client's listings are filtered by its own policy.
+	profiled bool
 
 	stopWatching func() // ends the Source's notifications of shared sessions for this front
 
@@ -112,7 +134,12 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	if opts != nil {
 		s.opts = *opts
 		s.opts.Tools = append([]catalog.Tool(nil), opts.Tools...)
+		s.opts.Profiles = append([]Profile(nil), opts.Profiles...)
 	}
+	if err := validateProfiles(s.opts.BearerToken, s.opts.Profiles); err != nil {
+		return nil, err
+	}
+	s.tokens, s.profiled = newTokenSet(s.opts.BearerToken, s.opts.Profiles), len(s.opts.Profiles) > 0
 	if s.opts.Name == "" {
 		s.opts.Name = "toolsearch"
 	}
@@ -209,8 +236,11 @@ func (s *Server) follow(changed, featuresChanged <-chan struct{}) {
 func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		ss, _ := req.GetSession().(*sdk.ServerSession)
+		var c *client
 		if ss != nil {
-			if _, err := s.clientOf(ss); err != nil {
+			profile, hasToken := requestProfile(req)
+			var err error
+			if c, err = s.clientWith(ss, profile, hasToken); err != nil {
 				return nil, err
 			}
 		}
@@ -228,12 +258,15 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 			}
 		}
+		if p, ok := req.GetParams().(*sdk.ListToolsParams); ok && s.profiled && c != nil {
+			return s.listToolsFor(ctx, method, c, req, p, next)
+		}
 		res, err := next(ctx, method, req)
 		switch r := res.(type) {
 		case *sdk.InitializeResult:
-			r.Instructions = s.currentView().run.SystemPromptSection()
+			r.Instructions = s.instructionsFor(ctx, c)
 		case *sdk.DiscoverResult:
-			r.Instructions = s.currentView().run.SystemPromptSection()
+			r.Instructions = s.instructionsFor(ctx, c)
 		}
 		switch p := req.GetParams().(type) {
 		case *sdk.SetLoggingLevelParams:
@@ -261,9 +294,10 @@ func (s *Server) Run(ctx context.Context, r io.Reader, w io.Writer) error {
 }
 
 // Handler serves clients over streamable HTTP; every call returns the same handler, which keeps the clients'
-// sessions (until they end it, or ServerOptions.SessionIdleTimeout passes without a request). It refuses requests that reach a loopback address under another host name (DNS rebinding), requests
-// from a browser origin that is not allowed (403), and, when ServerOptions.BearerToken is set, requests without
-// it (401).
+// sessions (until they end it, or ServerOptions.SessionIdleTimeout passes without a request). It refuses
+// requests that reach a loopback address under another host name (DNS rebinding), requests from a browser
+// origin that is not allowed (403), and, when ServerOptions.BearerToken or Profiles are set, requests without
+// one of their tokens (401); a later request of a session with another token than its first gets 403.
 func (s *Server) Handler() http.Handler {
 	s.httpOnce.Do(func() {
 		idle := s.opts.SessionIdleTimeout
@@ -283,7 +317,7 @@ func (s *Server) Handler() http.Handler {
 		if maxSessions <= 0 {
 			maxSessions = DefaultMaxSessions
 		}
-		s.httpHandler = guard(limitBodies(s.limitSessions(h, maxSessions), bodyTimeout), s.opts.BearerToken, s.opts.AllowedOrigins)
+		s.httpHandler = guard(limitBodies(s.limitSessions(h, maxSessions), bodyTimeout), s.tokens, s.opts.AllowedOrigins)
 	})
 	return s.httpHandler
 }

@@ -23,7 +23,13 @@ type view struct {
 }
 
 func (s *Server) newView(ctx context.Context, gen int, tools []catalog.Tool) (*view, error) {
-	run, err := s.rt.StartRun(ctx, s.runRequest(s.opts.SessionID, s.opts.SessionID+"-view-"+strconv.Itoa(gen)))
+	req := s.runRequest(s.opts.SessionID, s.opts.SessionID+"-view-"+strconv.Itoa(gen))
+	if s.profiled {
+		// Clients of different profiles see different tools: the view offers every tool, and each client's
+		// listings are filtered by its own policy (listToolsFor), its calls checked by its own run's.
+		req.Policy = allowAll()
+	}
+	run, err := s.rt.StartRun(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: start run: %w", err)
 	}
@@ -174,7 +180,8 @@ func (s *Server) handle(name string) sdk.ToolHandler {
 			capture = &resultCapture{}
 			scope.Capture = capture.set
 		}
-		res, err := lr.run.Execute(seam.WithCall(ctx, scope), runtime.ToolCall{ID: c.nextCallID(), Name: name, Arguments: args})
+		res, err := lr.run.Execute(seam.WithCall(ctx, scope), runtime.ToolCall{ID: c.nextCallID(), Name: s.runName(lr.run, name),
+			Arguments: args})
 		if err != nil {
 			return nil, err
 		}
