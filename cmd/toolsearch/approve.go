@@ -160,7 +160,9 @@ func (a *cliApprover) Approve(ctx context.Context, inv *runtime.Invocation) (run
 
 func (a *cliApprover) why(inv *runtime.Invocation) string { return heldBy(a.policy, a.pc, inv) }
 
-func (a *cliApprover) allowHint(inv *runtime.Invocation) string { return howToAllow(a.policy, a.pc, inv) }
+func (a *cliApprover) allowHint(inv *runtime.Invocation) string {
+	return howToAllow(a.policy, a.pc, inv)
+}
 
 // heldBy says what holds a call for approval: the rule of the config (by its key) and a changed definition.
 func heldBy(policy *catalog.Policy, pc *policyConfig, inv *runtime.Invocation) string {
