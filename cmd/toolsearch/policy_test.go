@@ -398,3 +398,98 @@ func TestPolicyConfigGetSetKeys(t *testing.T) {
 		assert.Contains(t, stdout, "  "+k+" ")
 	}
 }
+
+// TestMCPServePolicy drives `mcp serve` over stdio with the Go SDK client, in every mode: a disabled tool is
+// unknown (absent from off mode's tools/list), an auto-approved tool runs, a held tool is blocked with the
+// message that says how to allow it (this front cannot ask its client yet), and the selector that matches no
+// tool is named once the servers have started.
+func TestMCPServePolicy(t *testing.T) {
+	for _, mode := range []string{"off", "tools", "directory", "code"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := policyConfigFile(t, mode, "")
+			sess, _, stderr := serveInProcess(t, nil, "--config", cfg)
+			held := `mcp:mail:send_email needs approval (tools.ask "annotation:destructive"), and this client cannot be ` +
+				`asked: add "send_email" to mcpServers.mail.autoApprove, or remove "annotation:destructive" from tools.ask`
+
+			// call makes a call the way this mode's model would, and returns the text it reads.
+			var call func(id string) string
+			switch mode {
+			case "off":
+				require.Eventually(t, func() bool { return len(listSDKNames(t, sess)) == 2 }, time.Minute, 20*time.Millisecond, stderr.String())
+				assert.Equal(t, []string{"create_issue", "send_email"}, listSDKNames(t, sess), "a disabled tool is not listed")
+				call = func(id string) string {
+					text, _ := sdkCall(t, sess, id[strings.LastIndex(id, ":")+1:], map[string]any{"title": "x"})
+					return text
+				}
+			case "code":
+				call = func(id string) string {
+					text, _ := sdkCall(t, sess, runtime.ToolSearchCodeName, map[string]any{"code": `try { const r = await ` +
+						`openclaw.tools.call("` + id + `", {title: "x"}); return r.result.content[0].text } catch (e) { return e.message }`})
+					var res struct{ Value string }
+					if json.Unmarshal([]byte(text), &res) != nil {
+						return text
+					}
+					return res.Value
+				}
+			default:
+				call = func(id string) string {
+					text, _ := sdkCall(t, sess, runtime.ToolCallName, map[string]any{"id": id, "args": map[string]any{"title": "x"}})
+					return text
+				}
+			}
+			require.Eventually(t, func() bool { return strings.Contains(call("mcp:github:create_issue"), "created issue: x") },
+				time.Minute, 50*time.Millisecond, "the auto-approved tool runs: %s", stderr.String())
+			assert.Contains(t, call("mcp:mail:send_email"), held)
+			if mode != "off" {
+				assert.Contains(t, call("mcp:github:close_issue"), "Unknown tool id: mcp:github:close_issue")
+			}
+			if mode == "tools" || mode == "directory" {
+				text, _ := sdkCall(t, sess, runtime.ToolSearchName, map[string]any{"query": "close an issue"})
+				assert.NotContains(t, text, "close_issue")
+			}
+			require.Eventually(t, func() bool {
+				return strings.Contains(stderr.String(), `toolsearch mcp serve: warning: tools.deny "mcp:mail:delete_everything" matches no tool`)
+			}, time.Minute, 20*time.Millisecond, stderr.String())
+			assert.Equal(t, 1, strings.Count(stderr.String(), "matches no tool"), "warned once, for the one entry")
+		})
+	}
+}
+
+func TestMCPServeProfiles(t *testing.T) {
+	cfg := policyConfigFile(t, "tools", `profiles: {ci: {token: "${POLICY_TEST_CI_TOKEN}", allow: ["server:github"]}},`)
+	t.Setenv("POLICY_TEST_CI_TOKEN", "")
+	code, _, stderr := runCLI(t, "", "mcp", "serve", "--config", cfg)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "tools.profiles.ci.token names $POLICY_TEST_CI_TOKEN, which is not set")
+
+	t.Setenv("POLICY_TEST_CI_TOKEN", "tok-1")
+	code, _, stderr = runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0")
+	assert.Equal(t, exitFailure, code, "profiles that cannot be applied are refused, not ignored")
+	assert.Contains(t, stderr, "tools.profiles cannot be served yet")
+	assert.NotContains(t, stderr, "tok-1")
+
+	_, _, serveErr := serveInProcess(t, nil, "--config", cfg)
+	assert.Contains(t, serveErr.String(), "tools.profiles apply to --http clients by their token")
+	assert.NotContains(t, serveErr.String(), "tok-1")
+}
+
+// A selector naming a tool of a server that is still starting is not yet a mistake: the warning waits until
+// every server has started or failed.
+func TestMCPServeUnmatchedWaitsForServers(t *testing.T) {
+	cfg := writeFile(t, "config.json", fmt.Sprintf(`{
+  mcpServers: {
+    hung: {command: %q, args: ["-test.run=^$"], env: {%q: "hung"}, startTimeoutMs: 2000},
+    mail: {command: %[1]q, args: ["-test.run=^$"], env: {%[2]q: "mail"}},
+  },
+  tools: {deny: ["mcp:hung:anything"], toolSearch: {mode: "tools"}},
+}`, os.Args[0], upstreamEnv))
+	sess, _, stderr := serveInProcess(t, nil, "--config", cfg)
+	require.Eventually(t, func() bool {
+		text, _ := sdkCall(t, sess, runtime.ToolSearchName, map[string]any{"query": "send an email"})
+		return strings.Contains(text, "mcp:mail:send_email")
+	}, time.Minute, 20*time.Millisecond, stderr.String())
+	assert.NotContains(t, stderr.String(), "matches no tool", "hung is still starting")
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), `warning: tools.deny "mcp:hung:anything" matches no tool`)
+	}, time.Minute, 20*time.Millisecond, stderr.String())
+}
