@@ -29,7 +29,7 @@ type Rule struct {
 	AutoApprove []string `json:"autoApprove,omitempty"`
 }
 
-// Policy is the layered allow/deny filter (by tool name, id, source or group), applied agent → profile →
+// Policy is the layered allow/deny filter (by tool name, id, source, server, group or annotation), applied agent → profile →
 // sandbox → session. A tool must pass every layer: deny wins at every layer, and a later layer can narrow but
 // never widen an earlier one.
 // A Policy is read-only once in use and safe for concurrent use.
