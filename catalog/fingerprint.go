@@ -52,6 +52,7 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 				writeField(h, strings.Join(r.Allow, "\x00"))
 				writeField(h, strings.Join(r.Deny, "\x00"))
 				writeField(h, strings.Join(r.Ask, "\x00"))
+				writeField(h, strings.Join(r.AutoApprove, "\x00"))
 			}
 			for _, g := range slices.Sorted(maps.Keys(p.Groups)) {
 				writeField(h, g)

@@ -202,6 +202,7 @@ func callRecord(callID, parentID string, via Via, out *outcome) CallRecord {
 		Error:         out.failure,
 		ArgumentBytes: len(out.args),
 		Duration:      out.duration,
+		Decision:      out.decision,
 	}
 }
 

@@ -119,6 +119,7 @@ type outcome struct {
 	failure  string
 	blocked  bool
 	duration time.Duration
+	decision CallDecision // the policy's and the approver's say, for the call's record
 }
 
 func (o *outcome) isError() bool { return o.result == nil || o.result.IsError }
@@ -126,7 +127,7 @@ func (o *outcome) isError() bool { return o.result == nil || o.result.IsError }
 // emptyObjectSchema is the schema of a tool that declares no parameters.
 const emptyObjectSchema = `{"type":"object","properties":{}}`
 
-// invoke is the one call pipeline: policy → availability → approval → hooks → input validation → output
+// invoke is the one call pipeline: policy (policyStep) → availability → approval → hooks → input validation → output
 // contract compiled → the tool → output contract checked → (the caller logs and counts). inv.Arguments is
 // already a JSON object: what the model sent was made into one by toolArgs. A Go error is returned only when
 // ctx ended; everything else is an outcome.
@@ -137,8 +138,8 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	id := tool.ID()
 	inv.Tool = tool
 
-	if !r.allowed(tool) {
-		out.failure, out.blocked = fmt.Sprintf("Tool call blocked: %s is not allowed by policy.", id), true
+	if msg := r.policyStep(tool, &out.decision); msg != "" {
+		out.failure, out.blocked = msg, true
 		return out, nil
 	}
 	if err := ctxEnded(ctx); err != nil {
@@ -148,7 +149,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		out.failure = msg
 		return out, nil
 	}
-	if msg, err := r.approval(ctx, tool, &inv); msg != "" || err != nil {
+	if msg, err := r.approval(ctx, tool, &inv, &out.decision); msg != "" || err != nil {
 		out.failure, out.blocked = msg, true
 		return out, err
 	}
@@ -287,12 +288,32 @@ func callHandler(ctx context.Context, tool *catalog.Tool, args json.RawMessage) 
 	return res, err
 }
 
+// policyStep is the call-time policy check: a tool the policy denies now is treated as absent, even if it was
+// in the catalog when the run started. It records the policy's verdict in d and returns why the call is
+// blocked, or "".
+func (r *Run) policyStep(tool *catalog.Tool, d *CallDecision) string {
+	v := r.policy().Check(tool)
+	d.Policy = PolicyAllowed
+	if v.Ask || v.AutoApproved != "" {
+		d.Rule = v.String()
+	}
+	if !v.Allowed {
+		d.Policy, d.Rule = PolicyDenied, v.String()
+		return fmt.Sprintf("Tool call blocked: %s is not allowed by policy.", tool.ID())
+	}
+	return ""
+}
+
 // approval is the pipeline's consent step: the policy's Ask entries, the pinned definition, and the approver.
-// It returns why the call is blocked ("" when it may go on), or ctx's error when the turn ended meanwhile.
+// It returns why the call is blocked ("" when it may go on), or ctx's error when the turn ended meanwhile, and
+// records in rec what was asked, of whom, how long it took and what came of it.
 // With pinning on, an approved call (or, without an approver, a first call) pins the tool's definition.
-func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation) (string, error) {
+func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation, rec *CallDecision) (string, error) {
 	id := tool.ID()
 	inv.ApprovalRule, inv.ApprovalRequired = r.policy().NeedsApproval(tool)
+	defer func() {
+		rec.ApprovalRequired, rec.DefinitionChanged = inv.ApprovalRequired, inv.DefinitionChange != nil
+	}()
 	approver := r.approver()
 	pins := r.rt.pins
 	pinned := false
@@ -311,8 +332,10 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 	if approver == nil {
 		switch {
 		case inv.DefinitionChange != nil:
+			rec.Approval = ApprovalNotAsked
 			return changed, nil
 		case inv.ApprovalRequired:
+			rec.Approval = ApprovalNotAsked
 			return fmt.Sprintf("Tool call blocked: %s needs approval (policy: %s), and no approver is configured.",
 				id, inv.ApprovalRule), nil
 		}
@@ -327,6 +350,7 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		budget, _ := ctx.Value(approvalBudgetKey{}).(*approvalBudget)
 		if budget != nil {
 			if timeout = min(timeout, budget.left()); timeout <= 0 {
+				rec.Approval = ApprovalNotAsked
 				return fmt.Sprintf("Tool call blocked: approval of %s was not asked: the calls of this %s have waited "+
 					"%d ms for approvals, the most they may together (approvalTimeoutMs).", id, ToolSearchCodeName,
 					r.rt.cfg.ApprovalTimeoutMs), nil
@@ -341,25 +365,36 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		stop()
 		cancel()
 		resume()
+		rec.Waited = time.Since(asked)
 		if budget != nil {
-			budget.spend(time.Since(asked))
+			budget.spend(rec.Waited)
+		}
+		if err == nil {
+			rec.By = d.By
 		}
 		switch {
 		case ctx.Err() != nil:
+			rec.Approval = ApprovalAbandoned
 			return fmt.Sprintf("Tool call blocked: approval of %s was abandoned: the turn ended.", id), ctx.Err()
 		case err != nil && late:
+			rec.Approval = ApprovalTimedOut
 			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, timeout.Milliseconds()), nil
 		case err != nil:
+			rec.Approval = ApprovalFailed
 			return fmt.Sprintf("Tool call blocked: approval of %s failed: %v", id, err), nil
 		case !d.Allow:
+			rec.Approval = ApprovalDeclined
 			return "Tool call blocked: " + orDefault(d.Reason, "approval denied") + ".", nil
 		case inv.DefinitionChange != nil && !d.AcceptChange:
+			rec.Approval = ApprovalChangeRefused
 			return changed, nil
 		case late:
 			// An approver that ignored its context and answered late: its answer came after the call was
 			// given up on, and a late yes is not a yes.
+			rec.Approval = ApprovalTimedOut
 			return fmt.Sprintf("Tool call blocked: approval of %s timed out after %d ms.", id, timeout.Milliseconds()), nil
 		}
+		rec.Approval = ApprovalApproved
 	}
 	if pins != nil && (!pinned || inv.DefinitionChange != nil) {
 		if err := pins.pin(ctx, tool); err != nil {

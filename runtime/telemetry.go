@@ -41,7 +41,51 @@ type CallRecord struct {
 	Error         string         `json:"error,omitempty"`
 	ArgumentBytes int            `json:"argumentBytes"`
 	Duration      time.Duration  `json:"durationNs"`
+	// Decision is what the policy and the approver made of the call.
+	Decision CallDecision `json:"decision"`
 }
+
+// CallDecision is what the policy and the approver decided about one call, for telemetry, session logs and the
+// log line of the call. It never holds argument values.
+type CallDecision struct {
+	// Policy is PolicyAllowed or PolicyDenied ("" when the call failed before the policy was asked, for
+	// arguments that could not be read).
+	Policy string `json:"policy,omitempty"`
+	// Rule names the policy rule that denied the call, asked for approval, or lifted an ask (see
+	// catalog.Verdict.String): `denied by agent deny "*_delete*"`, `ask by agent ask "annotation:destructive"`.
+	Rule string `json:"rule,omitempty"`
+	// ApprovalRequired is set when the call could not run without consent: Rule asks, or DefinitionChanged.
+	ApprovalRequired bool `json:"approvalRequired,omitempty"`
+	// DefinitionChanged is set when the tool's pinned definition changed.
+	DefinitionChanged bool `json:"definitionChanged,omitempty"`
+	// Approval is what became of the approval step: one of the Approval constants, or "" when no approver was
+	// asked and none was needed.
+	Approval string `json:"approval,omitempty"`
+	// By is who decided (Decision.By: "terminal", "--yes", "elicitation:<client>"), when the approver said.
+	By string `json:"by,omitempty"`
+	// Waited is how long the approver took.
+	Waited time.Duration `json:"waitedNs,omitempty"`
+}
+
+// The values of CallDecision.Policy.
+const (
+	PolicyAllowed = "allowed"
+	PolicyDenied  = "denied"
+)
+
+// The values of CallDecision.Approval.
+const (
+	ApprovalApproved = "approved"
+	ApprovalDeclined = "declined"
+	// ApprovalChangeRefused: the approver allowed the call but did not accept the tool's changed definition.
+	ApprovalChangeRefused = "change not accepted"
+	ApprovalTimedOut      = "timed out"
+	ApprovalFailed        = "failed"    // the approver returned an error or panicked
+	ApprovalAbandoned     = "abandoned" // the turn ended while waiting
+	// ApprovalNotAsked: approval was needed and nobody could be asked (no approver, or the approvals of one
+	// tool_search_code run had used up approvalTimeoutMs).
+	ApprovalNotAsked = "not asked"
+)
 
 // SandboxUsage sums what the run's tool_search_code executions consumed.
 type SandboxUsage struct {
@@ -134,7 +178,8 @@ func (r *Run) countCall(c CallRecord) {
 	r.record(Record{Type: RecordCall, Call: &c})
 	r.rt.log.Info("tool search: tool call", "session", r.req.SessionID, "run", r.req.RunID, "call", c.CallID,
 		"tool", c.ToolID, "source", c.Source, "via", c.Via, "isError", c.IsError, "blocked", c.Blocked,
-		"duration", c.Duration)
+		"duration", c.Duration, "policy", c.Decision.Policy, "rule", c.Decision.Rule,
+		"approval", c.Decision.Approval, "by", c.Decision.By, "waited", c.Decision.Waited)
 }
 
 func (r *Run) addUsage(u SandboxUsage) {

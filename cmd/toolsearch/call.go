@@ -11,29 +11,38 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-const callUsage = `usage: toolsearch call (--catalog FILE | --mcp-config FILE) [--args JSON] [--allow LIST] [--deny LIST] [--json] ID|NAME
+const callUsage = `usage: toolsearch call (--catalog FILE | --mcp-config FILE) [--args JSON] [--allow LIST] [--deny LIST] [--yes] [--json] ID|NAME
 
 Calls one tool the way the model's tool_call does, through the runtime's pipeline: lookup (exact id or unique
-name, with suggestions), policy, argument validation against the tool's inputSchema, the tool, output contract,
-logging. Prints the {tool, result} envelope the model would get.
+name, with suggestions), policy, approval, argument validation against the tool's inputSchema, the tool, output
+contract, logging. Prints the {tool, result} envelope the model would get.
 
-With --mcp-config the tool really runs on its MCP server. A catalog file lists tools but holds no
+With --mcp-config the tool really runs on its MCP server, under the file's policy: tools.allow, tools.deny and
+the servers' disabledTools make a tool unknown; a call that tools.ask holds (or whose pinned definition changed,
+with tools.toolSearch.pinFile) is asked about on the terminal (y/N, read from the terminal, never from standard
+input), unless a server's autoApprove lifts the ask. Without a terminal such a call is blocked, with a message
+naming the rule and how to allow the tool; --yes approves it and says so on stderr. A catalog file lists tools but holds no
 implementation, so there the call is a dry run: a tool that passes the pipeline answers {"dryRun": true, "tool":
 ID, "arguments": ARGS} instead of running, and output contracts are not checked (there is no real output). A
-refused call (unknown tool, invalid arguments, denied by policy) exits 1 with the message the model would read.
+refused call (unknown tool, invalid arguments, denied by policy, not approved) exits 1 with the message the model
+would read.
 
 flags:
 ` + toolSourceFlags + `  --args JSON         the tool's arguments, a JSON object (default {}); "-" reads them from standard input
-  --allow LIST        comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
+  --allow LIST        comma-separated policy allow list (names, ids, server:<s>, source:<s>, group:<g>, globs with *)
   --deny LIST         comma-separated policy deny list; a denied tool is unknown
+  --yes               approve every call the policy or a changed pin holds, without asking
   --json              print one line of JSON instead of indented JSON
 `
 
 func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var argsFlag string
+	var yes bool
 	f, tool, code, done := parseToolCommand("call", callUsage, args, stdout, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&argsFlag, "args", "{}", "")
+		fs.BoolVar(&yes, "yes", false, "")
 	})
+	f.yes = yes
 	if done {
 		return code
 	}
@@ -55,7 +64,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return toolFailure(stderr, "call", err)
 	}
-	return executeTool(ctx, f, func(tools []catalog.Tool) {
+	return executeTool(ctx, &f, func(tools []catalog.Tool) {
 		for i := range tools {
 			// Tools of MCP servers really run; entries of a catalog file have no implementation.
 			if tools[i].Handler == nil {

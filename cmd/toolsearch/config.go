@@ -27,18 +27,22 @@ in the file's own style), so comments and layout survive. The file is JSON5: JSO
 commas, unquoted keys, single quotes, hexadecimal numbers. KEY is a dotted path such as tools.toolSearch or
 tools.toolSearch.mode; a key with a dot in it goes in brackets: 'mcpServers["my.server"].command'. VALUE is
 JSON or JSON5 (true, 5000, {mode: "tools"}); anything else is taken as a string, so "tools" needs no quotes.
-keys lists every key of tools.toolSearch and mcpServers.<name>.
+keys lists every key of tools (the policy: allow, deny, ask, groups, profiles), tools.toolSearch and
+mcpServers.<name>.
 
   toolsearch config set tools.toolSearch true
   toolsearch config set tools.toolSearch.mode tools
+  toolsearch config set tools.ask '["annotation:destructive"]'
+  toolsearch config set mcpServers.github.autoApprove '["get_issue", "list_*"]'
   toolsearch config set mcpServers.memory '{command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"]}'
   toolsearch config get --resolved tools.toolSearch
 
 A value of the wrong type, an unknown key of tools.toolSearch, a key one edit from a valid one (mcpServer,
 tools.toolsearch), an unknown server field or a server that could not start as written is an error and leaves
 the file untouched; a limit out of range is written, with a warning naming the value the runtime will use.
-Fields other MCP clients define (timeout, autoApprove, ...) are written, with a warning that they are ignored.
-Header and env values are printed as [redacted]. set creates the file if needed and locks it while it edits;
+Fields other MCP clients define (timeout, watchPaths, ...) are written, with a warning that they are ignored.
+Header and env values, and profile tokens, are printed as [redacted] unless they only name environment
+variables ("${GITHUB_TOKEN}"). set creates the file if needed and locks it while it edits;
 get needs it to exist.
 
 flags:
@@ -292,10 +296,17 @@ func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value s
 // warning that names it as ignored). Keys elsewhere in the file are not this edit's doing; the loader warns
 // about them. It also checks the servers when the edit touches them.
 func checkSetKeys(f *runtime.ConfigFile, keyPath []string) (warnings []string, err error) {
-	if keyPath[0] == upstream.ConfigKey {
-		if _, _, err := checkServers(f); err != nil {
+	if keyPath[0] == upstream.ConfigKey || keyPath[0] == "tools" {
+		servers, _, err := checkServers(f)
+		if err != nil {
 			return nil, err
 		}
+		// The policy keys, and the servers' tool lists that feed the policy.
+		_, policyWarnings, err := checkPolicy(f, servers)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, policyWarnings...)
 	}
 	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
 		n := min(len(p.path), len(keyPath))
@@ -347,9 +358,35 @@ func configUsageError(stderr io.Writer, sub, msg string) int {
 	return exitUsage
 }
 
+// policyKeyDocs are the policy keys of "tools": `config keys` lists them (typ, short) and the README's table
+// is generated from them (typ, doc).
+var policyKeyDocs = []struct{ key, typ, short, doc string }{
+	{policyAllowKey, "array of selectors", "the only tools offered (empty or absent: every tool not denied)",
+		"The only tools offered to the model; empty or absent means every tool not denied. Tool Search's own " +
+			"tools stay allowed."},
+	{policyDenyKey, "array of selectors", "tools never offered: unknown to search, describe and call",
+		"Tools never offered: unknown to search, describe and call in every mode, absent from off mode's " +
+			"tools/list. Deny wins over ask and allow."},
+	{policyAskKey, "array of selectors", "tools that run only after the user approves each call",
+		"Tools that run only after the user approves each call (on the terminal for `call` and `run`); a " +
+			"server's `autoApprove` lifts this for its tools. Ask wins over allow."},
+	{policyGroupsKey, "object", "named tool lists for group:<name> selectors: {readers: [\"mcp:github:get_*\"]}",
+		"Named lists of tool ids, names or globs for `group:<name>` selectors: `{readers: [\"mcp:github:get_*\"]}`."},
+	{policyProfilesKey, "object", "per-token tool sets of mcp serve --http: {ci: {token: \"${CI_TOKEN}\", allow, deny, ask}}",
+		"Per-token tool sets of `mcp serve --http`: `{ci: {token: \"${CI_AGENT_TOKEN}\", allow: [...], deny: [...], " +
+			"ask: [...]}}`. A profile only narrows what the keys above allow, and its `ask` adds to theirs. The token " +
+			"must be a `${NAME}` reference to the environment (a token written in the file is refused); two profiles " +
+			"with one token are an error."},
+}
+
 // printConfigKeys lists every key a config file can set, from the same definitions that validate them.
 func printConfigKeys(w io.Writer) {
 	var b strings.Builder
+	b.WriteString("tools (policy; a selector is a tool id or name, a glob with *, server:<name>, source:<source>,\n" +
+		"  group:<name> or annotation:readOnly|destructive|idempotent|openWorld):\n")
+	for _, k := range policyKeyDocs {
+		fmt.Fprintf(&b, "  %-20s %-20s %s\n", k.key, k.typ, k.short)
+	}
 	fmt.Fprintf(&b, "%s (true, false or an object of):\n", runtime.ToolSearchKey)
 	for _, k := range runtime.ConfigKeys() {
 		fmt.Fprintf(&b, "  %-20s %-8s default %-12s range %s\n", k.Name, k.Type, k.DefaultText(), k.RangeText()+unitOf(k))

@@ -30,7 +30,7 @@ type keyProblem struct {
 // that share the file and are left alone unless they are nearly one of these.
 var (
 	topLevelKeys = []string{upstream.ConfigKey, "tools"}
-	toolsKeys    = []string{"toolSearch"}
+	toolsKeys    = []string{"toolSearch", policyAllowKey, policyDenyKey, policyAskKey, policyGroupsKey, policyProfilesKey}
 )
 
 // foreignServerFields are the fields of an mcpServers entry that other MCP clients define and toolsearch does
@@ -40,12 +40,6 @@ var (
 var foreignServerFields = map[string]string{
 	"timeout": "Cline and Roo Code read it as a request timeout in seconds, Claude Code and Gemini CLI in " +
 		"milliseconds; toolsearch bounds each call by its client's deadline, and a server's start by startTimeoutMs",
-	"autoApprove": "Cline's list of tools it calls without asking; toolsearch leaves approval to the approver of " +
-		"the program embedding it (mcp serve: to its MCP client)",
-	"alwaysAllow": "Roo Code's list of tools it calls without asking; toolsearch leaves approval to the approver " +
-		"of the program embedding it (mcp serve: to its MCP client)",
-	"disabledTools": "Roo Code's and Windsurf's list of hidden tools; toolsearch offers every tool of a server " +
-		"(\"disabled\": true turns the whole server off)",
 	"watchPaths":    "Roo Code restarts the server when these files change; toolsearch watches no files",
 	"transportType": "Cline's older name for the transport; toolsearch reads \"type\"",
 	"envFile":       "Cursor and VS Code read variables from this file; toolsearch takes them from \"env\" and its own environment",

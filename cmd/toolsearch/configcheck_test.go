@@ -51,21 +51,18 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 		{"server field one edit off", `{mcpServers: {memory: {` + memory + `, lazzy: true}}}`,
 			[]string{`unknown field mcpServers.memory.lazzy: did you mean "lazy"? (it is ignored)`}, ""},
 		{"server field far off", `{mcpServers: {memory: {` + memory + `, color: "red"}}}`,
-			[]string{`unknown field mcpServers.memory.color is ignored (the fields of a server are args, command, ` +
-				`cwd, disabled, env, headers, isolation, lazy, startTimeoutMs, trusted, type, url)`}, ""},
+			[]string{`unknown field mcpServers.memory.color is ignored (the fields of a server are alwaysAllow, args, ` +
+				`autoApprove, command, cwd, disabled, disabledTools, env, headers, isolation, lazy, startTimeoutMs, ` +
+				`trusted, type, url)`}, ""},
 		{"Cline's timeout", `{mcpServers: {memory: {` + memory + `, timeout: 60}}}`,
 			[]string{`mcpServers.memory.timeout is ignored: Cline and Roo Code read it as a request timeout in ` +
 				`seconds, Claude Code and Gemini CLI in milliseconds; toolsearch bounds each call by its client's ` +
 				`deadline, and a server's start by startTimeoutMs`}, ""},
-		{"Cline's autoApprove", `{mcpServers: {memory: {` + memory + `, autoApprove: ["read_graph"]}}}`,
-			[]string{`mcpServers.memory.autoApprove is ignored: Cline's list of tools it calls without asking; ` +
-				`toolsearch leaves approval to the approver of the program embedding it (mcp serve: to its MCP client)`}, ""},
-		{"Roo Code's alwaysAllow and disabledTools", `{mcpServers: {memory: {` + memory +
-			`, alwaysAllow: [], disabledTools: ["delete_entities"]}}}`,
-			[]string{`mcpServers.memory.alwaysAllow is ignored: Roo Code's list of tools it calls without asking; ` +
-				`toolsearch leaves approval to the approver of the program embedding it (mcp serve: to its MCP client)`,
-				`mcpServers.memory.disabledTools is ignored: Roo Code's and Windsurf's list of hidden tools; ` +
-					`toolsearch offers every tool of a server ("disabled": true turns the whole server off)`}, ""},
+		{"Cline's autoApprove, Roo Code's alwaysAllow and disabledTools are read", `{mcpServers: {memory: {` + memory +
+			`, autoApprove: ["read_graph"], alwaysAllow: [], disabledTools: ["delete_entities"]}}}`, nil, ""},
+		{"policy keys beside toolSearch", `{tools: {allow: [], deny: ["x"], ask: [], groups: {}, toolSearch: true}}`, nil, ""},
+		{"policy key one edit off", `{tools: {dany: ["x"]}}`,
+			[]string{`unknown key tools.dany: did you mean tools.deny? (it is ignored)`}, ""},
 		{"a server name with a dot", `{mcpServers: {"my.server": {` + memory + `, arg: []}}}`,
 			[]string{`unknown field mcpServers["my.server"].arg: did you mean "args"? (it is ignored)`}, ""},
 		{"missing cwd", `{mcpServers: {memory: {` + memory + `, cwd: "/nonexistent/toolsearch-test"}}}`,
@@ -139,8 +136,9 @@ func TestConfigSetRefusesMistakenKeys(t *testing.T) {
 		{"server field inside a new entry", []string{"mcpServers.time", `{command: "uvx", args: ["mcp-server-time"], cmd: "x"}`},
 			exitFailure, `toolsearch config set: unknown field mcpServers.time.cmd: did you mean "cwd"?; PATH is unchanged` + "\n"},
 		{"unknown server field", []string{"mcpServers.memory.color", `"red"`}, exitFailure,
-			"toolsearch config set: unknown field mcpServers.memory.color is ignored (the fields of a server are args, " +
-				"command, cwd, disabled, env, headers, isolation, lazy, startTimeoutMs, trusted, type, url); PATH is unchanged\n"},
+			"toolsearch config set: unknown field mcpServers.memory.color is ignored (the fields of a server are " +
+				"alwaysAllow, args, autoApprove, command, cwd, disabled, disabledTools, env, headers, isolation, lazy, " +
+				"startTimeoutMs, trusted, type, url); PATH is unchanged\n"},
 		{"command with arguments", []string{"mcpServers.memory.command", "npx -y m"}, exitFailure,
 			`toolsearch config set: mcpServers.memory.command "npx -y m" has arguments in it: the command is started ` +
 				`as one program, without a shell; write "command": "npx", "args": ["-y", "m", "-y", "m"]; PATH is unchanged` + "\n"},

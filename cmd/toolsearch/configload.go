@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/suggest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
@@ -24,6 +25,12 @@ type loadedConfig struct {
 	toolSearch    runtime.Config
 	toolSearchSet bool
 	servers       *upstream.Config
+	// policy is tools.allow/deny/ask/groups with the servers' disabledTools and autoApprove, as the Agent layer
+	// (nil when the file sets none of them); profiles are tools.profiles, each with its whole policy; pc keeps
+	// where each entry came from, for messages (allowHint, unmatchedWarnings).
+	policy   *catalog.Policy
+	profiles []policyProfile
+	pc       *policyConfig
 	// warnings name every value the runtime clamps, and what to; the command prints them.
 	warnings []string
 }
@@ -57,10 +64,15 @@ func checkConfigFile(f *runtime.ConfigFile) (*loadedConfig, error) {
 	if lc.servers, serverWarnings, err = checkServers(f); err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path(), err)
 	}
+	var policyWarnings []string
+	if lc.pc, policyWarnings, err = checkPolicy(f, lc.servers); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	}
+	lc.policy, lc.profiles = lc.pc.policy, lc.pc.profiles
 	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
 		lc.warnings = append(lc.warnings, p.msg)
 	}
-	lc.warnings = append(lc.warnings, serverWarnings...)
+	lc.warnings = append(append(lc.warnings, serverWarnings...), policyWarnings...)
 	return lc, nil
 }
 
@@ -70,7 +82,7 @@ const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/
 // must have the type of its upstream.ServerConfig field, so a mistake is named with the key, the expected type and
 // an example rather than as a decoding error. Then it refuses entries that would start the wrong program, or
 // none (checkServerSemantics), and warns about what can be seen not to work yet (a missing cwd). Fields other
-// clients add (autoApprove, timeout, ...) are left to fileKeyProblems, which names them as ignored.
+// clients add (timeout, watchPaths, ...) are left to fileKeyProblems, which names them as ignored.
 func checkServers(f *runtime.ConfigFile) (*upstream.Config, []string, error) {
 	raw, ok, err := f.Get(upstream.ConfigKey)
 	if err != nil {

@@ -18,25 +18,26 @@ const describeUsage = `usage: toolsearch describe (--catalog FILE | --mcp-config
 
 Prints what the model's tool_describe returns for one tool: its descriptor (id, source, input and output hints)
 and its full parameters and outputSchema. The tool is looked up the way the model's calls are: an exact id, or a
-name that only one tool has; an unknown name suggests close ones.
+name that only one tool has; an unknown name suggests close ones. A tool the policy denies (the --mcp-config
+file's tools.allow, tools.deny and disabledTools, and --allow/--deny) is unknown.
 
 flags:
-` + toolSourceFlags + `  --allow LIST        comma-separated policy allow list (names, ids, source:<s>, group:<g>, globs with *)
+` + toolSourceFlags + `  --allow LIST        comma-separated policy allow list (names, ids, server:<s>, source:<s>, group:<g>, globs with *)
   --deny LIST         comma-separated policy deny list; a denied tool is unknown
   --json              print one line of JSON instead of indented JSON
 `
 
 // catalogFlags are the flags describe and call share.
 type catalogFlags struct {
-	source      toolSource
-	allow, deny string
-	json        bool
+	source toolSource
+	json   bool
+	// yes approves every call that needs approval (call only).
+	yes bool
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet) {
 	c.source.register(fs)
-	fs.StringVar(&c.allow, "allow", "", "")
-	fs.StringVar(&c.deny, "deny", "", "")
+	c.source.registerPolicy(fs)
 	fs.BoolVar(&c.json, "json", false, "")
 }
 
@@ -57,12 +58,21 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, err
 // openCatalogRun loads the tools into a tools-mode run, so that describe and call go through the same lookup,
 // policy and pipeline as the model's tool_describe and tool_call. prepare, when set, adjusts the tools before
 // they are cataloged. The returned release stops MCP servers; it runs after the runtime is closed.
-func openCatalogRun(ctx context.Context, f catalogFlags, progress io.Writer, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, func(), error) {
+// The policy (the --mcp-config file's and --allow/--deny) is the run's; approver, when set, is asked before
+// calls (call's terminal approver).
+func openCatalogRun(ctx context.Context, f *catalogFlags, progress io.Writer, prepare func([]catalog.Tool), approver func(*toolSource) (runtime.Approver, func())) (*runtime.Runtime, *runtime.Run, func(), error) {
 	tools, release, err := f.source.load(ctx, progress)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, run, err := startCatalogRun(ctx, f, tools, prepare)
+	var ap runtime.Approver
+	if approver != nil {
+		var done func()
+		ap, done = approver(&f.source)
+		stopServers := release
+		release = func() { done(); stopServers() }
+	}
+	rt, run, err := startCatalogRun(ctx, f, tools, prepare, ap)
 	if err != nil {
 		release()
 		return nil, nil, nil, err
@@ -70,7 +80,7 @@ func openCatalogRun(ctx context.Context, f catalogFlags, progress io.Writer, pre
 	return rt, run, release, nil
 }
 
-func startCatalogRun(ctx context.Context, f catalogFlags, tools []catalog.Tool, prepare func([]catalog.Tool)) (*runtime.Runtime, *runtime.Run, error) {
+func startCatalogRun(ctx context.Context, f *catalogFlags, tools []catalog.Tool, prepare func([]catalog.Tool), approver runtime.Approver) (*runtime.Runtime, *runtime.Run, error) {
 	for i := range tools {
 		// A direct-only entry is never cataloged; from the command line every entry is reachable.
 		tools[i].CatalogMode = ""
@@ -78,20 +88,16 @@ func startCatalogRun(ctx context.Context, f catalogFlags, tools []catalog.Tool, 
 	if prepare != nil {
 		prepare(tools)
 	}
-	var policy *catalog.Policy
-	if f.allow != "" || f.deny != "" {
-		policy = &catalog.Policy{Session: catalog.Rule{Allow: policyList(f.allow), Deny: policyList(f.deny)}}
-		if len(policy.Session.Allow) > 0 {
-			// The allow list names catalog tools; the control tools the command goes through stay allowed.
-			policy.Session.Allow = append(policy.Session.Allow,
-				runtime.ToolSearchName, runtime.ToolDescribeName, runtime.ToolCallName)
-		}
+	cfg := runtime.Config{Enabled: true, Mode: runtime.ModeTools}
+	if lc := f.source.config; lc != nil {
+		// A changed pinned definition is held here as it is in mcp serve, and approvals wait as long.
+		cfg.PinFile, cfg.ApprovalTimeoutMs = lc.toolSearch.PinFile, lc.toolSearch.ApprovalTimeoutMs
 	}
-	rt, err := runtime.New(ctx, &runtime.Options{Config: runtime.Config{Enabled: true, Mode: runtime.ModeTools}})
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Policy: f.source.policy, Approver: approver})
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := rt.StartRun(ctx, runtime.RunRequest{RunID: "cli", Tools: tools, Policy: policy})
+	run, err := rt.StartRun(ctx, runtime.RunRequest{RunID: "cli", Tools: tools})
 	if err != nil {
 		rt.Close(ctx)
 		return nil, nil, fmt.Errorf("%s: %w", f.source.name(), err)
@@ -102,6 +108,12 @@ func startCatalogRun(ctx context.Context, f catalogFlags, tools []catalog.Tool, 
 		return nil, nil, fmt.Errorf("%w: the policy denies Tool Search's control tools", errToolUsage)
 	}
 	return rt, run, nil
+}
+
+// registerPolicy adds --allow and --deny, which add a Session layer to the policy.
+func (s *toolSource) registerPolicy(fs *flag.FlagSet) {
+	fs.Func("allow", "", func(v string) error { s.allow = append(s.allow, policyList(v)...); return nil })
+	fs.Func("deny", "", func(v string) error { s.deny = append(s.deny, policyList(v)...); return nil })
 }
 
 func policyList(s string) []string {
@@ -193,13 +205,24 @@ func runDescribe(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	}
 
 	id, _ := json.Marshal(map[string]string{"id": tool})
-	return executeTool(ctx, f, nil, "describe", runtime.ToolDescribeName, id, stdout, stderr)
+	return executeTool(ctx, &f, nil, "describe", runtime.ToolDescribeName, id, stdout, stderr)
 }
 
 // executeTool runs one control-tool call (tool_describe or tool_call) against the tools of f, through the
-// runtime like the model's own call, and prints the result's details, or its error on stderr.
-func executeTool(ctx context.Context, f catalogFlags, prepare func([]catalog.Tool), cmd, control string, args json.RawMessage, stdout, stderr io.Writer) int {
-	rt, run, release, err := openCatalogRun(ctx, f, stderr, prepare)
+// runtime like the model's own call, and prints the result's details, or its error on stderr. A call is
+// approved on the terminal (or by --yes) when the policy or a changed pin holds it.
+func executeTool(ctx context.Context, f *catalogFlags, prepare func([]catalog.Tool), cmd, control string, args json.RawMessage, stdout, stderr io.Writer) int {
+	var approver func(*toolSource) (runtime.Approver, func())
+	if control == runtime.ToolCallName {
+		approver = func(s *toolSource) (runtime.Approver, func()) {
+			var pc *policyConfig
+			if s.config != nil {
+				pc = s.config.pc
+			}
+			return newCLIApprover(ctx, cmd, f.yes, s.policy, pc, stderr)
+		}
+	}
+	rt, run, release, err := openCatalogRun(ctx, f, stderr, prepare, approver)
 	if err != nil {
 		return toolFailure(stderr, cmd, err)
 	}

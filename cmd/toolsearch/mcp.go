@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,7 +168,21 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(servers.Servers) == 0 {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, upstream.ConfigKey)
 	}
-	return serveMCP(ctx, servers, tsConfig, sf, stdin, stdout, stderr)
+	if len(lc.profiles) > 0 {
+		if err := resolveProfileTokens(lc.profiles, os.Getenv); err != nil {
+			fmt.Fprintf(stderr, "toolsearch mcp serve: %s: %v\n", path, err)
+			return exitFailure
+		}
+		if sf.httpAddr != "" {
+			// Serving every client the file's whole tool set when it says some tokens get less would fail open.
+			fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles cannot be served yet: this build's MCP front "+
+				"does not bind tokens to profiles; remove tools.profiles to serve every client tools.allow/deny/ask\n", path)
+			return exitFailure
+		}
+		fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles apply to --http clients by their token; on stdio "+
+			"the client gets tools.allow, tools.deny and tools.ask\n", path)
+	}
+	return serveMCP(ctx, lc, tsConfig, sf, stdin, stdout, stderr)
 }
 
 // defaultHTTPPort is the port of --http when the address names only a host.
@@ -250,8 +265,9 @@ func selfReferences(cfg *upstream.Config) []string {
 	return names
 }
 
-func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config, sf serveFlags,
+func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serveFlags,
 	stdin io.Reader, stdout, stderr io.Writer) int {
+	servers := lc.servers
 	level := slog.LevelWarn
 	srcOpts := &upstream.Options{Progress: stderr, ChildEnv: childEnv()}
 	if sf.verbose {
@@ -271,8 +287,10 @@ func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config,
 	}
 	defer closeWithin(stderr, "mcp servers", src.Close)
 	// The sandbox compiles in the background, so that code mode answers initialize as fast as tools mode.
+	// The file's policy holds for every client; a call it asks about is blocked with a message saying how to
+	// allow the tool, unless the front asks the client's user (its own approver for the client's runs).
 	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: serveSandbox(cfg),
-		SandboxInBackground: serveInBackground}
+		SandboxInBackground: serveInBackground, Policy: lc.policy, Approver: heldApprover{lc.policy, lc.pc}}
 	if sf.sessionLogs != "" {
 		logs, err := runtime.NewSessionLogDir(sf.sessionLogs)
 		if err != nil {
@@ -298,6 +316,7 @@ func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config,
 		case <-serving:
 		}
 	}()
+	go warnUnmatched(src, lc, stderr, serving)
 	srv, err := front.NewServer(ctx, rt, src, &front.ServerOptions{Version: version, Logger: logger,
 		BearerToken: sf.token, AllowedOrigins: sf.origins})
 	if err != nil {
@@ -347,6 +366,44 @@ func serveMCP(ctx context.Context, servers *upstream.Config, cfg runtime.Config,
 		hs.Close()
 	}
 	return exitOK
+}
+
+// warnUnmatched names the policy's selectors that match no tool, once every server has started or failed (a
+// server still starting may yet bring the tool a selector names), or never if serving ends first.
+func warnUnmatched(src *upstream.Source, lc *loadedConfig, stderr io.Writer, serving <-chan struct{}) {
+	if lc.policy == nil && len(lc.profiles) == 0 {
+		return
+	}
+	for {
+		changed := src.Changed()
+		starting := false
+		for _, st := range src.Status() {
+			starting = starting || st.State == upstream.StateStarting
+		}
+		if !starting {
+			break
+		}
+		select {
+		case <-changed:
+		case <-serving:
+			return
+		}
+	}
+	tools := src.Tools()
+	var warnings []string
+	if lc.policy != nil {
+		warnings = lc.pc.unmatchedWarnings(lc.policy, "", tools)
+	}
+	for _, p := range lc.profiles {
+		for _, w := range lc.pc.unmatchedWarnings(p.Policy, p.Name, tools) {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	if !isClosed(serving) {
+		printWarnings(stderr, "toolsearch mcp serve", warnings)
+	}
 }
 
 // closeWithin runs a bounded Close on the way out; a failure is reported but does not change the exit code,

@@ -35,6 +35,7 @@ func TestREADMEConfigTables(t *testing.T) {
 	for _, section := range []struct{ marker, table string }{
 		{"config-keys", toolSearchTable()},
 		{"server-keys", serverTable(t)},
+		{"policy-keys", policyTable()},
 	} {
 		re := regexp.MustCompile(`(?s)(<!-- ` + section.marker + `:start[^\n]*-->\n)(.*?)(<!-- ` + section.marker + `:end -->)`)
 		m := re.FindStringSubmatch(readme)
@@ -49,6 +50,16 @@ func TestREADMEConfigTables(t *testing.T) {
 	if *update {
 		require.NoError(t, os.WriteFile(readmePath, []byte(readme), 0o644))
 	}
+}
+
+// policyTable is the policy keys of "tools", from the same list `config keys` prints.
+func policyTable() string {
+	var b strings.Builder
+	b.WriteString("| key | type | what it does |\n|---|---|---|\n")
+	for _, k := range policyKeyDocs {
+		fmt.Fprintf(&b, "| `tools.%s` | %s | %s |\n", k.key, k.typ, k.doc)
+	}
+	return b.String()
 }
 
 func toolSearchTable() string {

@@ -8,11 +8,13 @@ import (
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
-// secretPaths are where a config file keeps secrets: the header values of an HTTP server and the environment
-// variables of a stdio server (API tokens, mostly); "" matches any one key.
+// secretPaths are where a config file keeps secrets: the header values of an HTTP server, the environment
+// variables of a stdio server (API tokens, mostly) and the tokens of profiles (which the loader refuses unless
+// they name an environment variable, but a file being edited may hold one); "" matches any one key.
 var secretPaths = [][]string{
 	{upstream.ConfigKey, "", "headers", ""},
 	{upstream.ConfigKey, "", "env", ""},
+	{"tools", policyProfilesKey, "", "token"},
 }
 
 // envOnly is a value whose secret is all in the environment: one or more ${NAME}, optionally after a scheme

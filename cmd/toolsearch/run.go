@@ -21,7 +21,7 @@ import (
 )
 
 const runUsage = `usage: toolsearch run [--catalog FILE] [--config FILE] [--timeout DURATION] [--fuel N] [--memory BYTES]
-                      [--max-output BYTES] [--max-calls N] FILE|-
+                      [--max-output BYTES] [--max-calls N] [--allow LIST] [--deny LIST] [--yes] FILE|-
 
 Runs one code-mode script (JavaScript or TypeScript: the body of an async function, where ` + "`return`" + ` gives the
 result, one function expression, which is called, or statements whose last expression is the result) in the sandbox, with
@@ -34,6 +34,12 @@ Exit status: 0 ok, 1 the script failed, 2 usage error.
 The limits are those of tools.toolSearch, with the same defaults and ranges: the file of --config sets them, and
 each flag overrides one. A value out of range is clamped, with a warning naming the value used.
 
+The policy of the --config file applies to the script's tools: tools.allow and tools.deny make a tool unknown,
+and a call that tools.ask holds (or whose pinned definition changed) is asked about on the terminal (y/N, read
+from the terminal, never from standard input, which may hold the script); the script waits meanwhile, its
+deadline held. Without a terminal such a call is blocked with a message naming the rule and how to allow the
+tool; --yes approves every such call and says so on stderr.
+
 flags:
   --config FILE       take the limits from this config file's tools.toolSearch
   --timeout DURATION  codeTimeoutMs: wall-clock limit (1s to 60s; default 10s)
@@ -42,6 +48,9 @@ flags:
                       default 64MiB)
   --max-output BYTES  codeMaxOutputBytes: console output (1KiB to 16MiB; default 64KiB)
   --max-calls N       codeMaxCalls: searches, describes and calls (1 to 1000; default 100)
+  --allow LIST        comma-separated policy allow list (names, ids, server:<s>, source:<s>, group:<g>, globs with *)
+  --deny LIST         comma-separated policy deny list; a denied tool is unknown
+  --yes               approve every call the policy or a changed pin holds, without asking
 `
 
 // limitFlag is a flag of run that sets a key of tools.toolSearch, read by its own parser.
@@ -69,6 +78,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	for _, lf := range limitFlags() {
 		values[lf.flag] = fs.String(lf.flag, "", "")
 	}
+	var source toolSource // for --allow and --deny only: the tools come from --catalog
+	source.registerPolicy(fs)
+	yes := fs.Bool("yes", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, runUsage)
@@ -81,7 +93,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "toolsearch run: needs exactly one script FILE or - for stdin (run `toolsearch run --help`)")
 		return exitUsage
 	}
-	cfg, warnings, err := runLimits(*configPath, values)
+	cfg, lc, warnings, err := runLimits(*configPath, values)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch run: %v (run `toolsearch run --help`)\n", err)
 		return exitUsage
@@ -111,7 +123,21 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 
-	out, failed, err := runScript(ctx, cfg, tools, code)
+	var policy *catalog.Policy
+	var pc *policyConfig
+	if lc != nil {
+		policy, pc = lc.policy, lc.pc
+	}
+	if policy = withSession(policy, source.allow, source.deny); policy != nil {
+		if err := policy.Validate(); err != nil {
+			fmt.Fprintf(stderr, "toolsearch run: --allow/--deny: %v\n", err)
+			return exitUsage
+		}
+		printWarnings(stderr, "toolsearch run", pc.unmatchedWarnings(policy, "", tools))
+	}
+	approver, release := newCLIApprover(ctx, "run", *yes, policy, pc, stderr)
+	defer release()
+	out, failed, err := runScript(ctx, cfg, tools, code, policy, approver)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch run: %v\n", err)
 		return exitFailure
@@ -130,13 +156,14 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 // runLimits resolves the limits of a run: tools.toolSearch of the config file (if any), then each flag, checked
 // by runtime.CheckConfig exactly as `config set` checks a value, so the ranges and messages are the config's.
-func runLimits(configPath string, values map[string]*string) (runtime.Config, []string, error) {
+func runLimits(configPath string, values map[string]*string) (runtime.Config, *loadedConfig, []string, error) {
 	base := runtime.DefaultConfig()
 	var warnings []string
+	var lc *loadedConfig
 	if configPath != "" {
-		lc, err := loadConfig(configPath)
-		if err != nil {
-			return runtime.Config{}, nil, err
+		var err error
+		if lc, err = loadConfig(configPath); err != nil {
+			return runtime.Config{}, nil, nil, err
 		}
 		base, warnings = lc.toolSearch, lc.warnings
 	}
@@ -153,7 +180,7 @@ func runLimits(configPath string, values map[string]*string) (runtime.Config, []
 		key, _ := runtime.LookupConfigKey(lf.key)
 		n, err := lf.parse(v)
 		if err != nil || n == 0 {
-			return runtime.Config{}, nil, fmt.Errorf("--%s must be %s, got %q", lf.flag, flagExpected(lf.flag, key), v)
+			return runtime.Config{}, nil, nil, fmt.Errorf("--%s must be %s, got %q", lf.flag, flagExpected(lf.flag, key), v)
 		}
 		merged[lf.key] = n
 		flagOf[lf.key] = lf.flag
@@ -161,13 +188,13 @@ func runLimits(configPath string, values map[string]*string) (runtime.Config, []
 	raw, _ = json.Marshal(merged)
 	cfg, flagWarnings, err := runtime.CheckConfig(raw)
 	if err != nil {
-		return runtime.Config{}, nil, err
+		return runtime.Config{}, nil, nil, err
 	}
 	for _, w := range flagWarnings {
 		key, _, _ := strings.Cut(w, " ")
 		warnings = append(warnings, "--"+flagOf[key]+": "+w)
 	}
-	return cfg, warnings, nil
+	return cfg, lc, warnings, nil
 }
 
 // flagExpected says what a limit flag takes, in the flag's own units.
@@ -242,13 +269,14 @@ type runUsageStats struct {
 
 // runScript runs code through the runtime's code mode, so `toolsearch run` exercises exactly the path a model's
 // tool_search_code call takes.
-func runScript(ctx context.Context, cfg runtime.Config, tools []catalog.Tool, code string) (out *runOutput, failed bool, err error) {
+func runScript(ctx context.Context, cfg runtime.Config, tools []catalog.Tool, code string, policy *catalog.Policy,
+	approver runtime.Approver) (out *runOutput, failed bool, err error) {
 	sb, err := cachedSandbox(cfg)(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer sb.Close(context.Background())
-	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Sandbox: sb})
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Sandbox: sb, Policy: policy, Approver: approver})
 	if err != nil {
 		return nil, false, err
 	}

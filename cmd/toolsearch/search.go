@@ -15,13 +15,14 @@ import (
 	"github.com/toolsearch/toolsearch/internal/textcut"
 )
 
-const searchUsage = `usage: toolsearch search (--catalog FILE | --mcp-config FILE) [--limit N] [--json] QUERY
+const searchUsage = `usage: toolsearch search (--catalog FILE | --mcp-config FILE) [--allow LIST] [--deny LIST] [--limit N] [--json] QUERY
        toolsearch search (--catalog FILE | --mcp-config FILE) --batch QUERIES.jsonl [--limit N]
        toolsearch search (--catalog FILE | --mcp-config FILE) --model-view [--limit N] QUERY
        toolsearch search (--catalog FILE | --mcp-config FILE) --explain [--tool ID]... [--limit N] [--json] QUERY
 
 Ranks the tools of a catalog file, or of the MCP servers of a config file, for a query, the way the model's
-search does.
+search does. A tool the policy denies (the --mcp-config file's tools.allow, tools.deny and disabledTools, and
+--allow/--deny) is never a hit.
 
 Catalog file entries with "server" get ids mcp:<server>:<name>, the others openclaw:file:<name>. QUERIES.jsonl
 has one {"query": "..."} object per line (other fields are ignored; "-" reads standard input); each query prints
@@ -38,7 +39,9 @@ tool's action (create, list, ...) being the one asked for. --tool ID adds a tool
 to see why it missed. The numbers are the search's own: the words' sum times the factors is the score.
 
 flags:
-` + toolSourceFlags + `  --limit N           hits per query (default 8, at most 50)
+` + toolSourceFlags + `  --allow LIST        comma-separated policy allow list (names, ids, server:<s>, source:<s>, group:<g>, globs with *)
+  --deny LIST         comma-separated policy deny list
+  --limit N           hits per query (default 8, at most 50)
   --json              print the single query's result as one JSON line
   --batch FILE        run every query of a JSON Lines file
   --model-view        print what the model's tool_search returns for QUERY
@@ -67,6 +70,7 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs.SetOutput(io.Discard) // errors are reported below as one line, --help prints the full usage
 	var source toolSource
 	source.register(fs)
+	source.registerPolicy(fs)
 	limit := fs.Int("limit", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	batch := fs.String("batch", "", "")

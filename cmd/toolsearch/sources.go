@@ -18,6 +18,12 @@ import (
 type toolSource struct {
 	catalogPath, mcpConfigPath string
 	startTimeout               time.Duration
+	// allow and deny are the command line's --allow and --deny (a Session layer), for commands that have them.
+	allow, deny []string
+	// config is the --mcp-config file once load has read it; policy is its policy with the Session layer of
+	// --allow and --deny.
+	config *loadedConfig
+	policy *catalog.Policy
 }
 
 const toolSourceFlags = `  --catalog FILE      catalog file: a JSON array of {name, description, inputSchema, outputSchema?, source?,
@@ -61,8 +67,41 @@ func (s toolSource) name() string {
 }
 
 // load returns the tools and a function that releases them (it stops MCP servers). Tools of a catalog file have
-// no handler; tools of MCP servers call their server. Progress of server start-up goes to progress.
-func (s toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Tool, func(), error) {
+// no handler; tools of MCP servers call their server. Progress of server start-up goes to progress, and so do
+// warnings naming the policy's selectors that match no tool. The tools the policy denies are left out, so
+// that to every command they are unknown, as they are to the model; s.policy is the policy for what remains
+// (its asks).
+func (s *toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Tool, func(), error) {
+	tools, release, err := s.loadAll(ctx, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.config != nil {
+		s.policy = s.config.policy
+	}
+	s.policy = withSession(s.policy, s.allow, s.deny)
+	if s.policy == nil {
+		return tools, release, nil
+	}
+	if err := s.policy.Validate(); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("%w: --allow/--deny: %w", errToolUsage, err)
+	}
+	var pc *policyConfig
+	if s.config != nil {
+		pc = s.config.pc
+	}
+	printWarnings(progress, "toolsearch: "+s.name(), pc.unmatchedWarnings(s.policy, "", tools))
+	kept := tools[:0]
+	for _, t := range tools {
+		if s.policy.Allows(&t) {
+			kept = append(kept, t)
+		}
+	}
+	return kept, release, nil
+}
+
+func (s *toolSource) loadAll(ctx context.Context, progress io.Writer) ([]catalog.Tool, func(), error) {
 	if err := s.check(); err != nil {
 		return nil, nil, err
 	}
@@ -81,6 +120,7 @@ func (s toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.Too
 	if err != nil {
 		return nil, nil, err
 	}
+	s.config = lc
 	printWarnings(progress, "toolsearch: "+s.mcpConfigPath, lc.warnings)
 	if err := checkNesting(os.Getenv); err != nil {
 		return nil, nil, err

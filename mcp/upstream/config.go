@@ -73,6 +73,18 @@ type ServerConfig struct {
 	// own process, for a command), started at its first use and closed when it goes away, for servers that keep
 	// state per session such as a browser or a shell.
 	Isolation string `json:"isolation,omitempty"`
+
+	// DisabledTools are tools of this server that are hidden: names as the server lists them, "*" globs allowed
+	// (["delete_*"]), as in Roo Code and Windsurf. toolsearch denies them (as mcp:<server>:<name> in tools.deny),
+	// so they are unknown to search, describe and call in every mode and absent from off mode's tools/list. They
+	// change nothing about how the server starts.
+	DisabledTools []string `json:"disabledTools,omitempty"`
+	// AutoApprove are tools of this server that tools.ask does not hold for approval, as in Cline: names as the
+	// server lists them, "*" globs allowed. They never allow a denied or disabled tool, never lift the ask of a
+	// profile (tools.profiles), and never approve a tool whose pinned definition changed.
+	AutoApprove []string `json:"autoApprove,omitempty"`
+	// AlwaysAllow is Roo Code's name for autoApprove; when both are set, the two lists are merged.
+	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
 }
 
 // MaxStartTimeoutMs is the largest ServerConfig.StartTimeoutMs: ten minutes.
