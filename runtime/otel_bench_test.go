@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -40,3 +43,15 @@ func benchToolsModeCall(b *testing.B, opts *runtime.Options) {
 
 // BenchmarkToolsModeCall is a tools-mode call with telemetry as a deployment that configured none has it.
 func BenchmarkToolsModeCall(b *testing.B) { benchToolsModeCall(b, nil) }
+
+// BenchmarkToolsModeCallTraced is the same call with an OpenTelemetry SDK that samples and records everything:
+// spans (exported to nowhere, synchronously) and metrics (collected by a reader nobody reads).
+func BenchmarkToolsModeCallTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	benchToolsModeCall(b, &runtime.Options{TracerProvider: tp, MeterProvider: mp})
+}

@@ -137,7 +137,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	id := tool.ID()
 	inv.Tool = tool
 
-	if !r.allowed(tool) {
+	if !r.checkPolicy(ctx, tool) {
 		out.failure, out.blocked = fmt.Sprintf("Tool call blocked: %s is not allowed by policy.", id), true
 		return out, nil
 	}
@@ -148,7 +148,10 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		out.failure = msg
 		return out, nil
 	}
-	if msg, err := r.approval(ctx, tool, &inv); msg != "" || err != nil {
+	actx, span := r.rt.tel.step(ctx, SpanApproval, "")
+	msg, err := r.approval(actx, tool, &inv)
+	endApproval(span, &inv, msg)
+	if msg != "" || err != nil {
 		out.failure, out.blocked = msg, true
 		return out, err
 	}
@@ -156,7 +159,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		return out, err
 	}
 	for i, h := range r.rt.hooks {
-		res, err := runHook(ctx, h, inv)
+		res, err := r.traceHook(ctx, i, h, inv)
 		switch {
 		case err != nil:
 			out.failure, out.blocked = fmt.Sprintf("Tool call blocked: before_tool_call hook %d failed: %v", i, err), true
@@ -206,7 +209,9 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	if err := ctxEnded(ctx); err != nil {
 		return out, err
 	}
-	res, err := callHandler(ctx, tool, inv.Arguments)
+	hctx, span := r.rt.tel.step(ctx, SpanTool, "")
+	res, err := callHandler(hctx, tool, inv.Arguments)
+	endTool(span, res, err)
 	if err != nil {
 		if ended := ctxEnded(ctx); ended != nil {
 			return out, ended
@@ -218,7 +223,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		return out, nil
 	}
 	if outSchema != nil && !res.IsError {
-		if problem := validateJSON(outSchema, res.Details); problem != "" {
+		if problem := r.validateOutput(ctx, outSchema, res.Details); problem != "" {
 			r.rt.log.Warn("tool search: tool output does not match its outputSchema", "tool", id, "problem", problem)
 			out.failure = fmt.Sprintf(`Tool "%s" returned details that do not match its declared outputSchema.`, id)
 			return out, nil
@@ -341,6 +346,7 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation)
 		stop()
 		cancel()
 		resume()
+		r.approvalOutcome(ctx, inv, d, err, late, time.Since(asked))
 		if budget != nil {
 			budget.spend(time.Since(asked))
 		}
