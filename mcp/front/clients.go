@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 	"github.com/toolsearch/toolsearch/runtime"
@@ -89,7 +90,9 @@ func (c *client) acquire(ctx context.Context) (*liveRun, error) {
 		return nil, ErrServerClosed
 	}
 	if c.live == nil || c.gen != v.gen {
-		run, err := c.s.rt.StartRun(ctx, c.s.runRequest(c.sessionID(), c.sessionID()+"-"+strconv.Itoa(v.gen)))
+		// The run outlives the request that starts it: its span is no child of the request's.
+		runCtx := trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		run, err := c.s.rt.StartRun(runCtx, c.s.runRequest(c.sessionID(), c.sessionID()+"-"+strconv.Itoa(v.gen)))
 		switch {
 		case err != nil && c.live == nil:
 			return nil, fmt.Errorf("mcp: start run: %w", err)

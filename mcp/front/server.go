@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
@@ -54,6 +56,12 @@ type ServerOptions struct {
 	// before it answers without their tools (saying so); a wait also ends at the servers' own start timeouts.
 	// 0 means runtime.DefaultMaxSourceWait.
 	StartWait time.Duration
+	// TracerProvider and MeterProvider receive the front's spans (one server span per client request, parented
+	// by the trace context in its _meta) and metrics; nil means the global providers of go.opentelemetry.io/otel,
+	// which do nothing unless the program installs an SDK. The runtime and the Source have providers of their
+	// own (runtime.Options, upstream.Options).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // DefaultSessionIdleTimeout is ServerOptions.SessionIdleTimeout's default.
@@ -81,6 +89,7 @@ type Server struct {
 	sdk    *sdk.Server
 	off    bool // the runtime's mode is off: a plain proxy
 	mirror *mirror
+	tel    *telemetry
 
 	stopWatching func() // ends the Source's notifications of shared sessions for this front
 
@@ -122,6 +131,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	if s.opts.SessionID == "" {
 		s.opts.SessionID = "mcp-serve"
 	}
+	s.tel = newTelemetry(s.opts.TracerProvider, s.opts.MeterProvider)
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -160,6 +170,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	s.sdk.AddReceivingMiddleware(s.traced) // outermost: its span covers the waits of middleware too
 	s.syncTools(v)
 	if src != nil {
 		s.stopWatching = s.up.Watch(seam.Events{Log: s.upstreamLog, ResourceUpdated: s.upstreamResourceUpdated})
