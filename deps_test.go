@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,6 +30,7 @@ type listedPackage struct {
 type dependencyRule struct {
 	pkg       string   // import path relative to the module; "" matches every package of ours
 	forbidden []string // path prefixes; "./x" is a package of ours
+	except    []string // packages of ours (relative) the rule does not apply to
 	reason    string
 }
 
@@ -53,7 +55,14 @@ var dependencyRules = []dependencyRule{
 		reason: "mcptest is what the MCP packages' tests share; no program needs it"},
 	{pkg: "gateway", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "./mcp"},
 		reason: "the gateway asks the runtime; MCP is wired by the caller"},
+	{pkg: "", forbidden: otelSDK, except: []string{"internal/otelsetup", "cmd/toolsearch"},
+		reason: "the library speaks the OpenTelemetry API alone and takes its providers from Options; the SDK and " +
+			"its exporters belong to the program (internal/otelsetup, used by cmd/toolsearch)"},
 }
+
+// otelSDK are the OpenTelemetry packages that are not the API: the SDK, its exporters and what they pull in.
+var otelSDK = []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/proto",
+	"google.golang.org/grpc"}
 
 // onlyImporters says which packages alone may import a dependency directly; everyone else goes through them.
 var onlyImporters = map[string][]string{
@@ -98,6 +107,13 @@ func TestDependencyRulesTrip(t *testing.T) {
 		{"cmd imports the SDK", pkg("cmd/toolsearch", sdk), "imports " + sdk + " directly"},
 		{"a program imports the test support", pkg("mcp/upstream", ours("mcp/internal/mcptest")), "no program needs it"},
 		{"runtime depends on the SDK", listedPackage{ImportPath: ours("runtime"), Deps: []string{sdk}}, "no MCP transport"},
+		{"runtime uses the OpenTelemetry API", pkg("runtime", "go.opentelemetry.io/otel/trace", "go.opentelemetry.io/otel/metric"), ""},
+		{"runtime depends on the OpenTelemetry SDK", pkg("runtime", "go.opentelemetry.io/otel/sdk/trace"), "speaks the OpenTelemetry API alone"},
+		{"the front depends on an exporter", listedPackage{ImportPath: ours("mcp/front"),
+			Deps: []string{"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"}}, "speaks the OpenTelemetry API alone"},
+		{"otelsetup holds the SDK", pkg("internal/otelsetup", "go.opentelemetry.io/otel/sdk/trace"), ""},
+		{"the command uses otelsetup", listedPackage{ImportPath: ours("cmd/toolsearch"),
+			Deps: []string{ours("internal/otelsetup"), "go.opentelemetry.io/otel/sdk/trace"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := violations([]listedPackage{tc.pkg})
@@ -118,6 +134,9 @@ func violations(pkgs []listedPackage) []string {
 		rel := relative(p.ImportPath)
 		for _, rule := range dependencyRules {
 			if rule.pkg != "" && rel != rule.pkg && !strings.HasPrefix(rel, rule.pkg+"/") {
+				continue
+			}
+			if slices.Contains(rule.except, rel) {
 				continue
 			}
 			for _, dep := range p.Deps {

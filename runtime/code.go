@@ -43,6 +43,8 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 	cfg := r.rt.cfg
 	timeout := time.Duration(cfg.CodeTimeoutMs) * time.Millisecond
 	b := &codeBridge{run: r, parent: callID}
+	outer := ctx
+	ctx, span := r.rt.tel.step(ctx, SpanCode, "")
 	res, runErr := sb.Run(ctx, code, b, &hostfns.RunOptions{
 		Timeout:        timeout,
 		Fuel:           cfg.CodeFuel,
@@ -55,7 +57,9 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 	}
 	r.addUsage(SandboxUsage{Runs: 1, Fuel: res.Usage.Fuel, Wall: res.Usage.Wall, PeakMemoryBytes: res.Usage.MemoryBytes})
 	if runErr != nil {
-		if err := ctxEnded(ctx); err != nil {
+		if err := ctxEnded(outer); err != nil {
+			fail(span, "aborted", err.Error())
+			span.End()
 			return nil, err
 		}
 	}
@@ -86,7 +90,12 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 		}
 		body.Error, info.ErrorKind = &e, e.Kind
 	}
-	r.record(Record{Type: RecordCode, Code: info})
+	r.recordIn(ctx, Record{Type: RecordCode, Code: info})
+	message := ""
+	if body.Error != nil {
+		message = body.Error.Message
+	}
+	r.endCode(ctx, span, info, message)
 
 	out := jsonResult(body)
 	out.IsError = !body.OK
@@ -176,7 +185,7 @@ func (b *codeBridge) completedText() string {
 func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
 	req, err := decodeSearch(opCodeSearch, request)
 	if err != nil {
-		b.run.searchRefused(b.parent, ViaCode, err)
+		b.run.searchRefused(ctx, b.parent, ViaCode, err)
 		return nil, err
 	}
 	hits, missing, err := b.run.search(ctx, b.parent, ViaCode, req)
@@ -194,7 +203,7 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 
 func (b *codeBridge) Describe(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
 	id, reps, err := decodeCodeDescribe(request)
-	b.run.noteRepairs(b.parent, ViaCode, opCodeDescribe, "", reps)
+	b.run.noteRepairs(ctx, b.parent, ViaCode, opCodeDescribe, "", reps)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +221,7 @@ func (b *codeBridge) Describe(ctx context.Context, request json.RawMessage) (jso
 func (b *codeBridge) Call(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
 	req, err := decodeCodeCall(request)
 	if err != nil {
-		b.run.noteRepairs(b.parent, ViaCode, opCodeCall, "", req.repairs)
+		b.run.noteRepairs(ctx, b.parent, ViaCode, opCodeCall, "", req.repairs)
 		return nil, err
 	}
 	hc, out, err := b.run.callCatalog(ctx, opCodeCall, b.parent, ViaCode, req)

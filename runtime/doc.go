@@ -81,6 +81,15 @@
 // called from which source; calls made inside tool_search_code appear as their own call/result pairs right after
 // the wrapper's result, with ids tool_search_code:<parentCallId>:<toolName>:<n> (see Project).
 //
+// # OpenTelemetry
+//
+// With Options.TracerProvider and MeterProvider (nil: the global providers, no-ops until a program installs an
+// SDK), a run is a span (SpanRun), each Execute an execute_tool span under the caller's span (or the run's),
+// and each search, describe, script and real call a span under it, with the pipeline's steps (SpanPolicy,
+// SpanApproval, SpanHook, SpanTool, SpanValidateOutput) below the call; the Metric* constants name the
+// counters and histograms. Session log records carry the trace and span ids of sampled spans. Arguments,
+// results and queries are recorded only with Options.TraceContent.
+//
 // # Configuration files
 //
 // Config files are JSON5 (JSON with comments, trailing commas, unquoted keys and the rest). LoadConfigFile, ConfigFile.Get and ConfigFile.Set

@@ -30,6 +30,7 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 		return nil, err
 	}
 	ctx = r.withBudgets(ctx)
+	ctx, span := r.startModelCall(ctx, call)
 	var res *CallResult
 	var err error
 	if r.control[call.Name] {
@@ -38,12 +39,14 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 		res, err = r.executeNamed(ctx, call)
 	}
 	if err != nil {
+		r.endModelCall(ctx, span, call, nil, err)
 		return nil, err
 	}
 	res.Content = boundResult(res.Content, r.rt.cfg.MaxResultBytes)
 	for _, e := range Project(call, res) {
-		r.record(Record{Type: RecordTranscript, Transcript: &e})
+		r.recordIn(ctx, Record{Type: RecordTranscript, Transcript: &e})
 	}
+	r.endModelCall(ctx, span, call, res, nil)
 	return res, nil
 }
 
@@ -126,8 +129,9 @@ func (r *Run) invocation(callID, parentID string, via Via) Invocation {
 // records the repairs, runs the pipeline and counts the call. Arguments that cannot be read are a failed call
 // of the tool, counted like any other. The Go error is only ctx's.
 func (r *Run) callTool(ctx context.Context, o op, t *catalog.Tool, inv Invocation, raw json.RawMessage, reps []repair) (*outcome, error) {
+	ctx, span := r.startCall(ctx, t, &inv)
 	args, more, argErr := toolArgs(o, t, raw, r.namesTool(t))
-	r.noteRepairs(inv.CallID, inv.Via, o, t.ID(), append(reps, more...))
+	r.noteRepairs(ctx, inv.CallID, inv.Via, o, t.ID(), append(reps, more...))
 	var out *outcome
 	if argErr != nil {
 		out = &outcome{tool: t, args: loggableJSON(raw), failure: argErr.Error()}
@@ -135,10 +139,14 @@ func (r *Run) callTool(ctx context.Context, o op, t *catalog.Tool, inv Invocatio
 		inv.Arguments = args
 		var err error
 		if out, err = r.invoke(ctx, t, inv); err != nil {
+			fail(span, "aborted", err.Error())
+			span.End()
 			return nil, err
 		}
 	}
-	r.countCall(callRecord(inv.CallID, inv.ParentCallID, inv.Via, out))
+	c := callRecord(inv.CallID, inv.ParentCallID, inv.Via, out)
+	r.countCall(ctx, c)
+	r.endCall(ctx, span, &c, out)
 	return out, nil
 }
 
@@ -212,7 +220,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 	switch call.Name {
 	case ToolSearchCodeName:
 		code, reps, err := decodeCode(call.Arguments)
-		r.noteRepairs(call.ID, ViaCode, opToolSearchCode, "", reps)
+		r.noteRepairs(ctx, call.ID, ViaCode, opToolSearchCode, "", reps)
 		if err != nil {
 			return failed(err.Error()), nil
 		}
@@ -220,7 +228,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 	case ToolSearchName:
 		req, err := decodeSearch(opToolSearch, call.Arguments)
 		if err != nil {
-			r.searchRefused(call.ID, ViaToolCall, err)
+			r.searchRefused(ctx, call.ID, ViaToolCall, err)
 			return failed(err.Error()), nil
 		}
 		hits, missing, err := r.search(ctx, call.ID, ViaToolCall, req)
@@ -243,7 +251,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 		return res, nil
 	case ToolDescribeName:
 		id, reps, err := decodeDescribe(opToolDescribe, call.Arguments)
-		r.noteRepairs(call.ID, ViaToolCall, opToolDescribe, "", reps)
+		r.noteRepairs(ctx, call.ID, ViaToolCall, opToolDescribe, "", reps)
 		if err != nil {
 			return failed(err.Error()), nil
 		}
@@ -255,7 +263,7 @@ func (r *Run) executeControl(ctx context.Context, call ToolCall) (*CallResult, e
 	case ToolCallName:
 		req, err := decodeCall(opToolCall, call.Arguments)
 		if err != nil {
-			r.noteRepairs(call.ID, ViaToolCall, opToolCall, "", req.repairs)
+			r.noteRepairs(ctx, call.ID, ViaToolCall, opToolCall, "", req.repairs)
 			return failed(err.Error()), nil
 		}
 		hc, out, err := r.callCatalog(ctx, opToolCall, call.ID, ViaToolCall, req)
@@ -310,9 +318,9 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // searchRefused counts and logs a search request that could not be read: the model did try to search.
-func (r *Run) searchRefused(callID string, via Via, err error) {
+func (r *Run) searchRefused(ctx context.Context, callID string, via Via, err error) {
 	r.searches.Add(1)
-	r.record(Record{Type: RecordSearch, Search: &SearchInfo{CallID: callID, Via: via, Error: err.Error()}})
+	r.recordIn(ctx, Record{Type: RecordSearch, Search: &SearchInfo{CallID: callID, Via: via, Error: err.Error()}})
 }
 
 // search runs a search against the run's catalog and drops hits the policy denies now. While sources of the run
@@ -321,7 +329,9 @@ func (r *Run) searchRefused(callID string, via Via, err error) {
 func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequest) (hits []catalog.Descriptor, missing []PendingSource, err error) {
 	r.searches.Add(int64(len(req.queries)))
 	info := &SearchInfo{CallID: callID, Via: via, Queries: req.queries, Limit: req.limit, Hits: []string{}}
-	defer r.record(Record{Type: RecordSearch, Search: info})
+	ctx, span := r.rt.tel.step(ctx, SpanSearch, "")
+	defer r.endSearch(ctx, span, info)
+	defer r.recordIn(ctx, Record{Type: RecordSearch, Search: info})
 	st := r.settle(ctx)
 	var found []catalog.Hit
 	if len(req.queries) == 1 {
@@ -395,7 +405,9 @@ func (e *notedError) Unwrap() error { return e.err }
 func (r *Run) describe(ctx context.Context, callID string, via Via, id string) (*catalog.Description, error) {
 	r.describes.Add(1)
 	info := &DescribeInfo{CallID: callID, Via: via, ID: id}
-	defer r.record(Record{Type: RecordDescribe, Describe: info})
+	ctx, span := r.rt.tel.step(ctx, SpanDescribe, "")
+	defer r.endDescribe(ctx, span, info)
+	defer r.recordIn(ctx, Record{Type: RecordDescribe, Describe: info})
 	st, t, err := r.lookup(ctx, id, true)
 	if err != nil {
 		info.Error = err.Error()
@@ -416,7 +428,7 @@ func (r *Run) describe(ctx context.Context, callID string, via Via, id string) (
 func (r *Run) callCatalog(ctx context.Context, o op, parentID string, via Via, req callRequest) (*HiddenCall, *outcome, error) {
 	_, t, err := r.lookup(ctx, req.id, false)
 	if err != nil {
-		r.noteRepairs(parentID, via, o, "", req.repairs)
+		r.noteRepairs(ctx, parentID, via, o, "", req.repairs)
 		return nil, nil, err
 	}
 	hid := fmt.Sprintf("%s:%s:%s:%d", ToolSearchCodeName, safeCallID(parentID), t.Name, r.seq.Add(1))

@@ -138,7 +138,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	id := tool.ID()
 	inv.Tool = tool
 
-	if msg := r.policyStep(tool, &out.decision); msg != "" {
+	if msg := r.checkPolicy(ctx, tool, &out.decision); msg != "" {
 		out.failure, out.blocked = msg, true
 		return out, nil
 	}
@@ -149,7 +149,10 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		out.failure = msg
 		return out, nil
 	}
-	if msg, err := r.approval(ctx, tool, &inv, &out.decision); msg != "" || err != nil {
+	actx, span := r.rt.tel.step(ctx, SpanApproval, "")
+	msg, err := r.approval(actx, tool, &inv, &out.decision)
+	endApproval(span, &inv, msg)
+	if msg != "" || err != nil {
 		out.failure, out.blocked = msg, true
 		return out, err
 	}
@@ -157,7 +160,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		return out, err
 	}
 	for i, h := range r.rt.hooks {
-		res, err := runHook(ctx, h, inv)
+		res, err := r.traceHook(ctx, i, h, inv)
 		switch {
 		case err != nil:
 			out.failure, out.blocked = fmt.Sprintf("Tool call blocked: before_tool_call hook %d failed: %v", i, err), true
@@ -207,7 +210,9 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	if err := ctxEnded(ctx); err != nil {
 		return out, err
 	}
-	res, err := callHandler(ctx, tool, inv.Arguments)
+	hctx, span := r.rt.tel.step(ctx, SpanTool, "")
+	res, err := callHandler(hctx, tool, inv.Arguments)
+	endTool(span, res, err)
 	if err != nil {
 		if ended := ctxEnded(ctx); ended != nil {
 			return out, ended
@@ -219,7 +224,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 		return out, nil
 	}
 	if outSchema != nil && !res.IsError {
-		if problem := validateJSON(outSchema, res.Details); problem != "" {
+		if problem := r.validateOutput(ctx, outSchema, res.Details); problem != "" {
 			r.rt.log.Warn("tool search: tool output does not match its outputSchema", "tool", id, "problem", problem)
 			out.failure = fmt.Sprintf(`Tool "%s" returned details that do not match its declared outputSchema.`, id)
 			return out, nil
@@ -366,6 +371,7 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation,
 		cancel()
 		resume()
 		rec.Waited = time.Since(asked)
+		r.approvalOutcome(ctx, inv, d, err, late, rec.Waited)
 		if budget != nil {
 			budget.spend(rec.Waited)
 		}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolsearch/toolsearch/catalog"
 )
 
@@ -111,6 +113,7 @@ type Run struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	span      trace.Span // the run's: StartRun to Close
 
 	mu          sync.Mutex // guards the fields below
 	callLog     []CallRecord
@@ -216,7 +219,8 @@ func (rt *Runtime) StartRun(ctx context.Context, req RunRequest) (*Run, error) {
 		}
 	}
 
-	r.record(Record{Type: RecordRunStart, Run: r.runInfo()})
+	r.startRunSpan(ctx)
+	r.recordIn(trace.ContextWithSpan(ctx, r.span), Record{Type: RecordRunStart, Run: r.runInfo()})
 	rt.log.Info("tool search: run started", "session", req.SessionID, "run", req.RunID, "mode", r.mode,
 		"catalogSize", r.catalogSize(), "visibleTools", len(r.visible), "catalogReused", r.reused)
 	return r, nil
@@ -482,7 +486,8 @@ func (r *Run) close() error {
 	r.closing = true // Execute refuses from now on; records still land before run_end
 	r.mu.Unlock()
 	t := r.Telemetry()
-	r.record(Record{Type: RecordRunEnd, Telemetry: &t})
+	r.recordIn(trace.ContextWithSpan(context.Background(), r.span), Record{Type: RecordRunEnd, Telemetry: &t})
+	defer r.endRunSpan(t)
 
 	r.mu.Lock()
 	r.closed = true

@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/hostfns"
 	"github.com/toolsearch/toolsearch/wasm"
@@ -68,6 +71,14 @@ type Options struct {
 	// started before says it is unavailable and why. A server that must answer its client at once (`toolsearch
 	// mcp serve`) sets it; without it New waits, and Mode is final when New returns.
 	SandboxInBackground bool
+	// TracerProvider and MeterProvider receive the runtime's spans and metrics (see the README's list); nil
+	// means the global providers of go.opentelemetry.io/otel, which do nothing unless the program installs an
+	// SDK. Spans take their parent from the context of StartRun and Execute.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// TraceContent also records tool arguments, results and search queries in span attributes. They can hold
+	// secrets, so they are left out unless this is set.
+	TraceContent bool
 }
 
 // Runtime is Tool Search for one deployment: the config, the policy, the hooks and the code sandbox, shared by
@@ -91,6 +102,7 @@ type Runtime struct {
 	stopSandbox context.CancelFunc
 	cache       *catalog.Cache
 	schemas     *schemaCache
+	tel         *telemetry
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -124,6 +136,7 @@ func New(ctx context.Context, opts *Options) (*Runtime, error) {
 		sessionLog: o.SessionLog,
 		cache:      o.CatalogCache,
 		schemas:    newSchemaCache(0),
+		tel:        newTelemetry(o.TracerProvider, o.MeterProvider, o.TraceContent),
 	}
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)

@@ -32,11 +32,15 @@ const (
 // Record is one line of a session log. Exactly one of the payload fields is set, matching Type; records added
 // with Run.Log carry the embedder's own Type and Data.
 type Record struct {
-	Type       RecordType       `json:"type"`
-	Time       time.Time        `json:"time"`
-	SessionID  string           `json:"sessionId,omitempty"`
-	RunID      string           `json:"runId,omitempty"`
-	AgentID    string           `json:"agentId,omitempty"`
+	Type      RecordType `json:"type"`
+	Time      time.Time  `json:"time"`
+	SessionID string     `json:"sessionId,omitempty"`
+	RunID     string     `json:"runId,omitempty"`
+	AgentID   string     `json:"agentId,omitempty"`
+	// TraceID and SpanID are those of the span the record belongs to (hex, as OpenTelemetry shows them), when
+	// the run is traced: a record leads to its span and a span to its records.
+	TraceID    string           `json:"traceId,omitempty"`
+	SpanID     string           `json:"spanId,omitempty"`
 	Run        *RunInfo         `json:"run,omitempty"`
 	Request    *RequestStats    `json:"request,omitempty"`
 	Search     *SearchInfo      `json:"search,omitempty"`

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
@@ -165,7 +166,7 @@ func (r *Run) RecordRequest(s RequestStats) {
 }
 
 // countCall adds a final call to the counters, the telemetry list, the log and the session log.
-func (r *Run) countCall(c CallRecord) {
+func (r *Run) countCall(ctx context.Context, c CallRecord) {
 	r.calls.Add(1)
 	if cat := r.cur().cat; cat != nil {
 		cat.RecordCall()
@@ -175,7 +176,7 @@ func (r *Run) countCall(c CallRecord) {
 		r.callLog = append(r.callLog, c)
 	}
 	r.mu.Unlock()
-	r.record(Record{Type: RecordCall, Call: &c})
+	r.recordIn(ctx, Record{Type: RecordCall, Call: &c})
 	r.rt.log.Info("tool search: tool call", "session", r.req.SessionID, "run", r.req.RunID, "call", c.CallID,
 		"tool", c.ToolID, "source", c.Source, "via", c.Via, "isError", c.IsError, "blocked", c.Blocked,
 		"duration", c.Duration, "policy", c.Decision.Policy, "rule", c.Decision.Rule,
@@ -193,7 +194,7 @@ func (r *Run) addUsage(u SandboxUsage) {
 
 // noteRepairs records the mistakes repaired in one request of the model, in the telemetry, the session log and
 // the log, so that a deployment can see which mistakes its model makes.
-func (r *Run) noteRepairs(callID string, via Via, o op, toolID string, reps []repair) {
+func (r *Run) noteRepairs(ctx context.Context, callID string, via Via, o op, toolID string, reps []repair) {
 	for _, rp := range reps {
 		rec := Repair{CallID: callID, Via: via, Op: string(o), ToolID: toolID, Kind: rp.kind, Detail: rp.detail}
 		r.mu.Lock()
@@ -202,7 +203,8 @@ func (r *Run) noteRepairs(callID string, via Via, o op, toolID string, reps []re
 			r.repairs = append(r.repairs, rec)
 		}
 		r.mu.Unlock()
-		r.record(Record{Type: RecordRepair, Repair: &rec})
+		r.recordIn(ctx, Record{Type: RecordRepair, Repair: &rec})
+		r.noteRepair(ctx, &rec)
 		r.rt.log.Info("tool search: repaired a request", "session", r.req.SessionID, "run", r.req.RunID,
 			"call", callID, "op", o, "tool", toolID, "kind", rp.kind, "detail", rp.detail)
 	}

@@ -25,7 +25,8 @@ import (
 )
 
 const mcpUsage = `usage: toolsearch mcp serve [--config FILE] [--mode code|tools|directory|off] [--http ADDR]
-                           [--token TOKEN] [--allow-origin ORIGIN] [--session-log DIR] [--verbose]
+                           [--token TOKEN] [--allow-origin ORIGIN] [--session-log DIR] [--metrics] [--verbose]
+       toolsearch mcp status [--url URL] [--token TOKEN] [--json]
 
 Runs toolsearch as an MCP server in front of every server of the config file's "mcpServers" section (the shape
 Claude Desktop and other MCP clients use). It shows its own clients the Tool Search surface over all of their
@@ -60,6 +61,13 @@ flags:
   --allow-origin ORIG  also accept browser requests from this origin (repeatable); other origins than loopback
                        ones are refused
   --session-log DIR    write one JSON Lines session log per client session into DIR
+  --metrics            with --http, serve the metrics as Prometheus text at /metrics (behind the token when
+                       one is set); /healthz and /readyz are always served
+
+Traces and metrics are exported over OTLP/HTTP when the standard variables ask for it
+(OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, ...); with none set,
+nothing is exported. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true also records tool arguments,
+results and search queries in spans (they can hold secrets).
   --verbose            also log every run and call, and forward the servers' stderr
 `
 
@@ -76,6 +84,7 @@ type serveFlags struct {
 	token       string
 	origins     []string
 	sessionLogs string
+	metrics     bool
 	verbose     bool
 }
 
@@ -88,8 +97,10 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		io.WriteString(stdout, mcpUsage)
 		return exitOK
 	case "serve":
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
 	default:
-		return mcpUsageError(stderr, fmt.Sprintf("unknown subcommand %q (want serve)", args[0]))
+		return mcpUsageError(stderr, fmt.Sprintf("unknown subcommand %q (want serve or status)", args[0]))
 	}
 
 	fs := flag.NewFlagSet("mcp serve", flag.ContinueOnError)
@@ -101,6 +112,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.StringVar(&sf.token, "token", "", "")
 	fs.Func("allow-origin", "", func(v string) error { sf.origins = append(sf.origins, v); return nil })
 	fs.StringVar(&sf.sessionLogs, "session-log", "", "")
+	fs.BoolVar(&sf.metrics, "metrics", false, "")
 	fs.BoolVar(&sf.verbose, "verbose", false, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -121,6 +133,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if sf.token == "" {
 		sf.token = os.Getenv(tokenEnv)
+	}
+	if sf.metrics && sf.httpAddr == "" {
+		return mcpUsageError(stderr, "--metrics serves /metrics on the HTTP front: it needs --http")
 	}
 	if sf.httpAddr != "" {
 		addr, note, err := listenAddr(sf.httpAddr)
@@ -275,6 +290,13 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 		srcOpts.ServerStderr = stderr
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	tel, err := startTelemetry(ctx, stderr, sf.metrics && sf.httpAddr != "")
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
+		return exitFailure
+	}
+	defer closeWithin(stderr, "telemetry exporters", tel.Shutdown)
+	srcOpts.TracerProvider, srcOpts.MeterProvider = tel.TracerProvider, tel.MeterProvider
 
 	// Servers start in the background: the client is answered at once, and a server that is slow to start (or
 	// hangs) adds its tools when it is ready, without holding anyone up.
@@ -290,7 +312,8 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	// The file's policy holds for every client; a call it asks about is blocked with a message saying how to
 	// allow the tool, unless the front asks the client's user (its own approver for the client's runs).
 	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: serveSandbox(cfg),
-		SandboxInBackground: serveInBackground, Policy: lc.policy, Approver: heldApprover{lc.policy, lc.pc}}
+		SandboxInBackground: serveInBackground, Policy: lc.policy, Approver: heldApprover{lc.policy, lc.pc},
+		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, TraceContent: captureContent()}
 	if sf.sessionLogs != "" {
 		logs, err := runtime.NewSessionLogDir(sf.sessionLogs)
 		if err != nil {
@@ -318,7 +341,7 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	}()
 	go warnUnmatched(src, lc, stderr, serving)
 	srv, err := front.NewServer(ctx, rt, src, &front.ServerOptions{Version: version, Logger: logger,
-		BearerToken: sf.token, AllowedOrigins: sf.origins})
+		BearerToken: sf.token, AllowedOrigins: sf.origins, TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -345,6 +368,11 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler())
+	mux.Handle("/healthz", srv.HealthHandler())
+	mux.Handle("/readyz", srv.HealthHandler())
+	if tel.Metrics != nil {
+		mux.Handle("/metrics", srv.Protect(tel.Metrics))
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	auth := "no token: loopback only"
 	if sf.token != "" {

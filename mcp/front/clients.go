@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
@@ -108,7 +109,9 @@ func (c *client) acquire(ctx context.Context) (*liveRun, error) {
 	if c.live == nil || c.gen != v.gen {
 		req := c.s.runRequest(c.sessionID(), c.sessionID()+"-"+strconv.Itoa(v.gen))
 		req.Policy, req.Approver = c.runPolicy(), c
-		run, err := c.s.rt.StartRun(ctx, req)
+		// The run outlives the request that starts it: its span is no child of the request's.
+		runCtx := trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		run, err := c.s.rt.StartRun(runCtx, req)
 		switch {
 		case err != nil && c.live == nil:
 			return nil, fmt.Errorf("mcp: start run: %w", err)

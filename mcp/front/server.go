@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
@@ -72,6 +74,12 @@ type ServerOptions struct {
 	// before it answers without their tools (saying so); a wait also ends at the servers' own start timeouts.
 	// 0 means runtime.DefaultMaxSourceWait.
 	StartWait time.Duration
+	// TracerProvider and MeterProvider receive the front's spans (one server span per client request, parented
+	// by the trace context in its _meta) and metrics; nil means the global providers of go.opentelemetry.io/otel,
+	// which do nothing unless the program installs an SDK. The runtime and the Source have providers of their
+	// own (runtime.Options, upstream.Options).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // DefaultSessionIdleTimeout is ServerOptions.SessionIdleTimeout's default.
@@ -103,6 +111,7 @@ type Server struct {
 	// profiled is set when Profiles are: clients may differ in what they may use, so the view offers every
 	// tool and each client's listings are filtered by its own policy.
 	profiled bool
+	tel      *telemetry
 
 	stopWatching func() // ends the Source's notifications of shared sessions for this front
 
@@ -149,6 +158,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	if s.opts.SessionID == "" {
 		s.opts.SessionID = "mcp-serve"
 	}
+	s.tel = newTelemetry(s.opts.TracerProvider, s.opts.MeterProvider)
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -187,6 +197,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	s.sdk.AddReceivingMiddleware(s.traced) // outermost: its span covers the waits of middleware too
 	s.syncTools(v)
 	if src != nil {
 		s.stopWatching = s.up.Watch(seam.Events{Log: s.upstreamLog, ResourceUpdated: s.upstreamResourceUpdated})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,8 +72,11 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 	defer cancel()
 	defer context.AfterFunc(sessCalls, cancel)()
 	params := &sdk.CallToolParams{Name: h.remote, Arguments: args}
-	defer h.u.src.prepareCall(ctx, h.u.name, sess, params)()
+	began := time.Now()
+	callCtx, span := h.u.startRequest(callCtx, "tools/call", h.remote)
+	defer h.u.src.prepareCall(callCtx, h.u.name, sess, params)()
 	res, err := sess.CallTool(callCtx, params)
+	h.u.endRequest(callCtx, span, began, "tools/call", h.remote, err, err == nil && res.IsError)
 	if err == nil {
 		captureResult(ctx, res)
 		return convertResult(res)

@@ -12,6 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 )
 
 // dialHTTP connects to a streamable HTTP endpoint with a transport of its own, so that stopping the server
@@ -48,10 +52,16 @@ type httpUpstream struct {
 const maxPeekBytes = 64 << 10
 
 func (t *httpUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	traced := trace.SpanContextFromContext(req.Context()).IsValid()
+	if len(t.headers) > 0 || traced {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
+		}
+		if traced {
+			// The request's trace context, for HTTP-level tracing on the server's side (proxies, gateways); the
+			// message carries the same in its _meta.
+			seam.Propagator.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 		}
 	}
 	if req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength <= maxPeekBytes {

@@ -22,12 +22,18 @@ import (
 func (s *Source) prepareCall(ctx context.Context, server string, sess *sdk.ClientSession, params *sdk.CallToolParams) (done func()) {
 	cs := seam.CallFrom(ctx)
 	if cs == nil {
+		// A call from a program of its own (no front) still carries its trace context to the server.
+		if meta := seam.InjectMeta(ctx, nil); meta != nil {
+			params.Meta = meta
+		}
 		return func() {}
 	}
 	meta := sdk.Meta{}
 	for k, v := range cs.Meta {
 		meta[k] = v
 	}
+	// After the client's own entries: the trace context of our span replaces the client's traceparent.
+	seam.InjectMeta(ctx, meta)
 	// Servers of the 2026-07-28 protocol take the log level per request instead of from logging/setLevel.
 	if level := s.logLevel(); level != "" && sessionless(sess) {
 		meta[sdk.MetaKeyLogLevel] = level

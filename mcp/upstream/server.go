@@ -125,8 +125,21 @@ func jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }
 
-// connect makes one attempt: start or dial, initialize, list every tool. On success the server is ready.
+// connect makes one attempt, in a span of its own.
 func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
+	began := time.Now()
+	u.mu.Lock()
+	attempt := u.attempts + 1
+	u.mu.Unlock()
+	ctx, span := u.startAttempt(u.src.ctx, attempt)
+	sess, conn, err := u.attempt(ctx)
+	u.endAttempt(ctx, span, began, len(u.snapshot()), err)
+	return sess, conn, err
+}
+
+// attempt makes one attempt: start or dial, initialize, list every tool. On success the server is ready. parent
+// is the Source's context, with the attempt's span.
+func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, error) {
 	began := time.Now()
 	u.mu.Lock()
 	u.attempts++
@@ -145,7 +158,7 @@ func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
 		default:
 		}
 	}
-	ctx, cancel := context.WithTimeout(u.src.ctx, u.startTimeout())
+	ctx, cancel := context.WithTimeout(parent, u.startTimeout())
 	defer cancel()
 
 	conn, err := u.dial(ctx, u)

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/textcut"
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
@@ -71,6 +74,12 @@ type Options struct {
 	// Env (which wins). The toolsearch command uses it to mark its children, so that a toolsearch started by one
 	// of them can tell it would nest.
 	ChildEnv map[string]string
+	// TracerProvider and MeterProvider receive the Source's spans (each request to a server, each start-up) and
+	// metrics (request durations, servers by state); nil means the global providers of go.opentelemetry.io/otel,
+	// which do nothing unless the program installs an SDK. A request's span is a child of the span in its
+	// context, and its trace context goes to the server in the request's _meta (and, over HTTP, its headers).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // State is where a server is in its life.
@@ -121,6 +130,7 @@ type Source struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	tel    *telemetry
 	routes progressRoutes // progress of upstream calls in flight, by token
 	events events         // notifications of shared sessions for the fronts
 }
@@ -206,6 +216,13 @@ func newSource(ctx context.Context, cfg *Config, opts *Options, dial dialFunc) (
 		return nil, err
 	}
 	s := &Source{opts: opts.resolve(), changed: make(chan struct{})}
+	var tp trace.TracerProvider
+	var mp metric.MeterProvider
+	if opts != nil {
+		tp, mp = opts.TracerProvider, opts.MeterProvider
+	}
+	s.tel = newTelemetry(tp, mp)
+	s.observeServers(mp)
 	if s.opts.cacheDir == "" {
 		s.opts.cacheDir = defaultSchemaCacheDir()
 	}
@@ -349,6 +366,9 @@ func (s *Source) Status() []Status {
 // context.DeadlineExceeded). Calls in flight fail. Close is idempotent.
 func (s *Source) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		if s.tel.reg != nil {
+			_ = s.tel.reg.Unregister()
+		}
 		deadline := time.Now().Add(s.opts.closeTimeout)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d

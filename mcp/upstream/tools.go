@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,7 +22,10 @@ func (u *server) list(ctx context.Context, sess *sdk.ClientSession) (*listing, e
 	seenCursor := map[string]bool{}
 	params := &sdk.ListToolsParams{}
 	for page := 0; ; page++ {
-		res, err := sess.ListTools(ctx, params)
+		began := time.Now()
+		lctx, span := u.startRequest(ctx, "tools/list", "")
+		res, err := sess.ListTools(lctx, params)
+		u.endRequest(lctx, span, began, "tools/list", "", err, false)
 		if err != nil {
 			return nil, err
 		}

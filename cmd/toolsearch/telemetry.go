@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolsearch/toolsearch/internal/otelsetup"
+	"github.com/toolsearch/toolsearch/mcp/front"
+)
+
+// captureContentEnv is the GenAI conventions' opt-in for recording content: with it set to true, spans carry
+// tool arguments, results and search queries, which can hold secrets.
+const captureContentEnv = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+// startTelemetry builds the OpenTelemetry providers from the OTEL_* environment and says on stderr where spans
+// and metrics go. With nothing set it starts nothing.
+func startTelemetry(ctx context.Context, stderr io.Writer, prometheus bool) (*otelsetup.Telemetry, error) {
+	tel, err := otelsetup.Setup(ctx, &otelsetup.Options{ServiceVersion: version, Prometheus: prometheus})
+	if err != nil {
+		return nil, err
+	}
+	if tel.Traces != "" {
+		fmt.Fprintf(stderr, "toolsearch: exporting traces to %s\n", tel.Traces)
+	}
+	if tel.OTLPMetrics != "" {
+		fmt.Fprintf(stderr, "toolsearch: exporting metrics to %s\n", tel.OTLPMetrics)
+	}
+	return tel, nil
+}
+
+func captureContent() bool {
+	return strings.EqualFold(strings.TrimSpace(os.Getenv(captureContentEnv)), "true")
+}
+
+const statusUsage = `usage: toolsearch mcp status [--url URL] [--token TOKEN] [--json]
+
+Asks a running "toolsearch mcp serve --http" where its upstream servers are (its /readyz) and prints one line
+per server: ready, idle (lazy, tools from its cache), starting, retrying or failed, with its tool count and why
+it is not ready. Exits 0 when every server is ready, 1 when one is not or the front cannot be reached.
+
+flags:
+  --url URL      the front's address: http://HOST:PORT, or its /mcp endpoint (default http://127.0.0.1:8931)
+  --token TOKEN  the front's bearer token (default $TOOLSEARCH_MCP_TOKEN)
+  --json         print the front's answer as it came
+`
+
+// statusTimeout bounds the whole request to the front.
+const statusTimeout = 10 * time.Second
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	url := fs.String("url", "http://127.0.0.1:"+defaultHTTPPort, "")
+	token := fs.String("token", "", "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, statusUsage)
+			return exitOK
+		}
+		return mcpUsageError(stderr, err.Error())
+	}
+	if fs.NArg() > 0 {
+		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if *token == "" {
+		*token = os.Getenv(tokenEnv)
+	}
+	base := strings.TrimSuffix(strings.TrimRight(*url, "/"), "/mcp")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		base = "http://" + base
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+	if err != nil {
+		return mcpUsageError(stderr, fmt.Sprintf("--url %s: %v", *url, err))
+	}
+	if *token != "" {
+		req.Header.Set("Authorization", "Bearer "+*token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch mcp status: %s cannot be reached: %v\n", base, err)
+		return exitFailure
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch mcp status: reading %s/readyz: %v\n", base, err)
+		return exitFailure
+	}
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusServiceUnavailable:
+	case http.StatusUnauthorized:
+		fmt.Fprintf(stderr, "toolsearch mcp status: %s wants its bearer token (--token, or $%s)\n", base, tokenEnv)
+		return exitFailure
+	default:
+		fmt.Fprintf(stderr, "toolsearch mcp status: %s/readyz answered %s (is it a toolsearch mcp serve?)\n", base, resp.Status)
+		return exitFailure
+	}
+	var h front.Health
+	if err := json.Unmarshal(body, &h); err != nil {
+		fmt.Fprintf(stderr, "toolsearch mcp status: %s/readyz answered something that is not its status: %v\n", base, err)
+		return exitFailure
+	}
+	if *asJSON {
+		stdout.Write(body)
+	} else {
+		printHealth(stdout, base, &h)
+	}
+	if !h.Ready {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func printHealth(w io.Writer, base string, h *front.Health) {
+	state := "ready"
+	if !h.Ready {
+		state = "not ready"
+	}
+	fmt.Fprintf(w, "%s: %s (%s mode, %d server(s))\n", base, state, h.Mode, len(h.Servers))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range h.Servers {
+		line := fmt.Sprintf("  %s\t%s\t%d tool(s)\tsince %s", s.Name, s.State, s.Tools, s.Since.Local().Format(time.DateTime))
+		if s.Reason != "" {
+			line += "\t" + s.Reason
+		}
+		if s.NextRetry != nil {
+			line += fmt.Sprintf(" (next try %s)", s.NextRetry.Local().Format(time.TimeOnly))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
