@@ -51,7 +51,7 @@ func (s *Server) clientOf(ss *sdk.ServerSession) (*client, error) {
 	s.nclients++
 	c := &client{s: s, id: "c" + strconv.Itoa(s.nclients), ss: ss, subs: map[string]int{}}
 	if s.up != nil {
-		c.scope = s.up.NewClient(seam.Events{Log: c.log, ResourceUpdated: s.mirror.updated})
+		c.scope = s.up.NewClient(seam.Events{Log: c.log, ResourceUpdated: s.mirror.updatedFor(ss)})
 	}
 	s.clients[ss] = c
 	s.log.Info("mcp serve: client connected", "client", c.id)

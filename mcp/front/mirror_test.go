@@ -1,12 +1,21 @@
 package front
 
 import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"sync"
 	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/upstream"
+	"github.com/toolsearch/toolsearch/runtime"
 )
 
 // FuzzNamespacedURI: a namespaced URI always leads back to its server and the server's own URI, whatever the
@@ -22,4 +31,68 @@ func FuzzNamespacedURI(f *testing.F) {
 		assert.Equal(t, server, gotServer)
 		assert.Equal(t, uri, own)
 	})
+}
+
+// A per-client server's resources/updated reaches its own client only, even when another client is subscribed
+// to the same URI (on an instance of its own): what changed in one client's browser is not another's business.
+func TestFrontPerClientResourceUpdatedReachesItsClientOnly(t *testing.T) {
+	var mu sync.Mutex
+	var instances []*featureServer // the shared session's, then one per client
+	dial := func(ctx context.Context, u *target) (*dialed, error) {
+		fs := newFeatureServer("browser", 0)
+		fs.addText("browser://page", "the page")
+		mu.Lock()
+		instances = append(instances, fs)
+		mu.Unlock()
+		return fs.dial(ctx, u)
+	}
+	// holding is the instance that has taken a subscription the ones in taken have not.
+	holding := func(taken ...*featureServer) *featureServer {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, fs := range instances {
+			if !slices.Contains(taken, fs) && slices.Contains(fs.subscriptions(), "+browser://page") {
+				return fs
+			}
+		}
+		return nil
+	}
+	cfg := inMemoryConfig("browser")
+	b := cfg.Servers["browser"]
+	b.Isolation = upstream.IsolationPerClient
+	cfg.Servers["browser"] = b
+	src := startSource(t, cfg, fastOptions(nil), map[string]dialFunc{"browser": dial})
+	srv := newTestServer(t, newTestRuntime(t, runtime.ModeTools), src, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+
+	var oneNotes, twoNotes notes
+	one := connectHTTP(t, ts.URL, oneNotes.options(), legacyProtocol)
+	two := connectHTTP(t, ts.URL, twoNotes.options(), "")
+	require.Eventually(t, func() bool {
+		res, err := one.ListResources(t.Context(), nil)
+		return err == nil && len(res.Resources) == 1
+	}, 10*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, one.Subscribe(t.Context(), &sdk.SubscribeParams{URI: "browser://page"}))
+	var ofOne, ofTwo *featureServer
+	require.Eventually(t, func() bool { ofOne = holding(); return ofOne != nil }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, two.Subscribe(t.Context(), &sdk.SubscribeParams{URI: "browser://page"}))
+	require.Eventually(t, func() bool { ofTwo = holding(ofOne); return ofTwo != nil }, 10*time.Second, 10*time.Millisecond)
+
+	count := func(n *notes) int {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return len(n.updated)
+	}
+	require.NoError(t, ofOne.Srv.ResourceUpdated(t.Context(), &sdk.ResourceUpdatedNotificationParams{URI: "browser://page"}))
+	require.Eventually(t, func() bool { return count(&oneNotes) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, ofTwo.Srv.ResourceUpdated(t.Context(), &sdk.ResourceUpdatedNotificationParams{URI: "browser://page"}))
+	require.Eventually(t, func() bool { return count(&twoNotes) >= 1 }, 10*time.Second, 10*time.Millisecond)
+	// A leak is sent in the same loop as the update it copies, long before this ends.
+	assert.Never(t, func() bool { return count(&oneNotes) > 1 || count(&twoNotes) > 1 }, 300*time.Millisecond, 10*time.Millisecond,
+		"each client gets the update of its own instance and nothing else")
+	oneNotes.mu.Lock()
+	assert.Equal(t, []string{"browser://page"}, oneNotes.updated)
+	oneNotes.mu.Unlock()
 }
