@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -95,4 +97,54 @@ func TestFrontPerClientResourceUpdatedReachesItsClientOnly(t *testing.T) {
 	oneNotes.mu.Lock()
 	assert.Equal(t, []string{"browser://page"}, oneNotes.updated)
 	oneNotes.mu.Unlock()
+}
+
+// routeServer is an upstream server that offers fixed features; nothing else of it is used.
+type routeServer struct {
+	seam.Server
+	name string
+	feat seam.Features
+}
+
+func (r *routeServer) Name() string            { return r.name }
+func (r *routeServer) SourceName() string      { return r.name }
+func (r *routeServer) Features() seam.Features { return r.feat }
+
+type routeUpstream struct {
+	seam.Upstream
+	servers []seam.Server
+}
+
+func (r *routeUpstream) Servers() []seam.Server { return r.servers }
+
+// FuzzResourceUpdateRouting: whatever URIs and templates two servers offer (colliding or not), a client subscribed
+// by any URI that leads to a server's resource hears of that resource's updates: the URIs updated notifies for
+// (server, own URI) include every URI that route maps to it.
+func FuzzResourceUpdateRouting(f *testing.F) {
+	f.Add("file:///shared.txt", "file:///shared.txt", "a://item/{id}", "toolsearch://a/a://item/7")
+	f.Add("a://only", "b://r/1", "a://item/{id}", "a://item/7")
+	f.Add("x://1", "x://1", "x://{n}", "toolsearch://b/x://1")
+	f.Add("x://1", "y://1", "toolsearch://b/{rest}", "toolsearch://b/y://1")
+	f.Fuzz(func(t *testing.T, uriA, uriB, templateA, seen string) {
+		a := &routeServer{name: "a", feat: seam.Features{
+			Resources: []*sdk.Resource{{URI: uriA, Name: "ra"}},
+			Templates: []*sdk.ResourceTemplate{{URITemplate: templateA, Name: "ta"}},
+		}}
+		b := &routeServer{name: "b", feat: seam.Features{Resources: []*sdk.Resource{{URI: uriB, Name: "rb"}}}}
+		s := &Server{up: &routeUpstream{servers: []seam.Server{a, b}}, log: slog.New(slog.DiscardHandler),
+			sdk: sdk.NewServer(&sdk.Implementation{Name: "fuzz", Version: "1"}, nil)}
+		s.mirror = newMirror(s)
+		s.mirror.sync()
+
+		candidates := []string{seen, uriA, uriB, namespaced("a", uriA), namespaced("b", uriB)}
+		for _, uri := range candidates {
+			u, own, ok := s.mirror.route(uri)
+			if !ok {
+				continue
+			}
+			require.Contains(t, []seam.Server{a, b}, u)
+			notified := []string{own, namespaced(u.SourceName(), own)}
+			assert.Contains(t, notified, uri, "a client subscribed by %q hears of updates of %s's %q", uri, u.Name(), own)
+		}
+	})
 }
