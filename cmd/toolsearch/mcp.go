@@ -77,6 +77,27 @@ const tokenEnv = "TOOLSEARCH_MCP_TOKEN"
 // shutdownTimeout bounds each step of shutting down: HTTP, the runtime, the upstream servers.
 const shutdownTimeout = 5 * time.Second
 
+// httpLimits bound what one connection to `mcp serve --http` may hold, besides what the front bounds (a request
+// body's time, sessions): a client that trickles its headers, or keeps a connection open between requests, holds
+// a file descriptor and a goroutine for as long as it is allowed to.
+type httpLimits struct {
+	readHeader time.Duration // from accepting a connection (or its previous request) to the end of the headers
+	idle       time.Duration // a kept-alive connection between two requests
+	maxHeader  int           // bytes of headers
+}
+
+// defaultHTTPLimits are `mcp serve --http`'s: an MCP client sends its headers at once and sends its next request
+// within seconds or opens a new connection; a long answer (an SSE stream) is a request, never idle, so neither
+// bound cuts it. No write timeout, for the same reason: a stream may last as long as its session.
+func defaultHTTPLimits() httpLimits {
+	return httpLimits{readHeader: 10 * time.Second, idle: 60 * time.Second, maxHeader: 64 << 10}
+}
+
+// newHTTPServer is the http.Server of `mcp serve --http`, within lim.
+func newHTTPServer(h http.Handler, lim httpLimits) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: lim.readHeader, IdleTimeout: lim.idle, MaxHeaderBytes: lim.maxHeader}
+}
+
 // serveFlags are the settings of one `mcp serve`.
 type serveFlags struct {
 	mode        runtime.Mode // "" when --mode was not given
@@ -373,7 +394,7 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	if tel.Metrics != nil {
 		mux.Handle("/metrics", srv.Protect(tel.Metrics))
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := newHTTPServer(mux, defaultHTTPLimits())
 	auth := "no token: loopback only"
 	if sf.token != "" {
 		auth = "bearer token required"

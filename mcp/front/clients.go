@@ -69,7 +69,7 @@ func (s *Server) clientWith(ss *sdk.ServerSession, profile *Profile, hasToken bo
 	c := &client{s: s, id: "c" + strconv.Itoa(s.nclients), ss: ss, subs: map[string]int{}, profile: profile,
 		approved: map[string]bool{}}
 	if s.up != nil {
-		c.scope = s.up.NewClient(seam.Events{Log: c.log, ResourceUpdated: s.mirror.updated})
+		c.scope = s.up.NewClient(seam.Events{Log: c.log, ResourceUpdated: s.mirror.updatedFor(ss)})
 	}
 	s.clients[ss] = c
 	s.log.Info("mcp serve: client connected", "client", c.id, "profile", profileName(profile))

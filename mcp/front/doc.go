@@ -65,8 +65,7 @@
 //   - A client's counters start again when the upstream tools change, since its next call starts a new run over
 //     the new catalog.
 //   - Log messages and resource updates of a shared server go to every client that asked for them: a shared
-//     session cannot tell which client a message concerns. A per-client server's go to its client only, except
-//     resource updates, which the SDK sends to every client subscribed to that URI.
+//     session cannot tell which client a message concerns. A per-client server's go to its client only.
 //   - Clients of the 2026-07-28 protocol get no forwarded log messages: that protocol sets log levels per
 //     request and deprecates logging.
 //   - Server-initiated requests (sampling, elicitation, roots) and tasks are not proxied: a shared upstream

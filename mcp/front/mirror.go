@@ -45,6 +45,9 @@ type mirror struct {
 	resources map[string]mirrored // by the URI clients see
 	templates map[string]mirrored // by the template clients see
 	prompts   map[string]mirrored // by the name clients see
+
+	notifyMu sync.Mutex         // held while resources/updated is sent
+	only     *sdk.ServerSession // the one session it goes to, nil for every subscriber; see notifyUpdated
 }
 
 // mirrored is one entry as registered: the server it belongs to, the server's own URI, template or name, and
@@ -375,12 +378,42 @@ func (m *mirror) release(c *client, subs map[string]int) {
 	}
 }
 
-// updated tells the subscribed clients that a resource of u (by the server's own URI) changed, under every URI
-// clients may have subscribed to it by.
-func (m *mirror) updated(u seam.Server, own string) {
-	seen := []string{own, namespaced(u.SourceName(), own)}
-	for _, uri := range seen {
+// updated tells the subscribed clients that a resource of a shared session of u (by the server's own URI)
+// changed, under every URI clients may have subscribed to it by.
+func (m *mirror) updated(u seam.Server, own string) { m.notifyUpdated(nil, u, own) }
+
+// updatedFor is updated for the resources of a client's own session of a per-client server: only that client
+// (ss) hears of them, though others may be subscribed to the same URI on instances of their own.
+func (m *mirror) updatedFor(ss *sdk.ServerSession) func(u seam.Server, own string) {
+	return func(u seam.Server, own string) {
+		if ss != nil { // an in-process client has no session to tell
+			m.notifyUpdated(ss, u, own)
+		}
+	}
+}
+
+// notifyUpdated sends resources/updated through the SDK, which alone knows who subscribed by which request
+// (newer protocols name it in _meta), to the subscribed sessions; with only set, to that one alone. The SDK
+// offers no per-session resources/updated, so sendingFilter drops the copies meant for others: the SDK sends
+// synchronously from this goroutine, and notifyMu makes the filter this call's while it does.
+func (m *mirror) notifyUpdated(only *sdk.ServerSession, u seam.Server, own string) {
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
+	m.only = only
+	defer func() { m.only = nil }()
+	for _, uri := range []string{own, namespaced(u.SourceName(), own)} {
 		_ = m.s.sdk.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: uri})
+	}
+}
+
+// sendingFilter is the SDK server's sending middleware that keeps a per-client resources/updated to its client.
+// Only notifyUpdated sends resources/updated, and it holds notifyMu meanwhile, so only is read in its goroutine.
+func (m *mirror) sendingFilter(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "notifications/resources/updated" && m.only != nil && req.GetSession() != m.only {
+			return nil, nil
+		}
+		return next(ctx, method, req)
 	}
 }
 

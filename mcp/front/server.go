@@ -198,6 +198,9 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.middleware)
 	s.sdk.AddReceivingMiddleware(s.traced) // outermost: its span covers the waits of middleware too
+	if s.mirror != nil {
+		s.sdk.AddSendingMiddleware(s.mirror.sendingFilter)
+	}
 	s.syncTools(v)
 	if src != nil {
 		s.stopWatching = s.up.Watch(seam.Events{Log: s.upstreamLog, ResourceUpdated: s.upstreamResourceUpdated})

@@ -17,6 +17,9 @@ var (
 	// ErrNotSupported is wrapped when a server does not offer what a client asked of it through the front (a
 	// resource subscription, say).
 	ErrNotSupported = errors.New("not supported by the server")
+	// ErrResultTooLarge is wrapped when a resources/read or prompts/get result is larger than
+	// Options.MaxReadBytes; it was dropped unread.
+	ErrResultTooLarge = errors.New("result too large")
 )
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and

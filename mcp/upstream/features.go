@@ -3,9 +3,11 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
@@ -202,14 +204,36 @@ func (u *server) featureSession(ctx context.Context, op string) (*sdk.ClientSess
 	return sess, callCtx, func() { stop(); cancel() }, nil
 }
 
-// ReadResource reads one resource of u by the server's own URI.
+// ReadResource reads one resource of u by the server's own URI, within Options.MaxReadBytes and
+// Options.MaxConcurrentReads.
 func (u *server) ReadResource(ctx context.Context, params *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error) {
-	return featureCall(ctx, u, "read resource "+params.URI, params, (*sdk.ClientSession).ReadResource)
+	return boundedRead(ctx, u, "read resource "+params.URI, params, (*sdk.ClientSession).ReadResource)
 }
 
-// GetPrompt gets one prompt of u by the server's own name.
+// GetPrompt gets one prompt of u by the server's own name, within the same bounds as ReadResource.
 func (u *server) GetPrompt(ctx context.Context, params *sdk.GetPromptParams) (*sdk.GetPromptResult, error) {
-	return featureCall(ctx, u, "get prompt "+params.Name, params, (*sdk.ClientSession).GetPrompt)
+	return boundedRead(ctx, u, "get prompt "+params.Name, params, (*sdk.ClientSession).GetPrompt)
+}
+
+// boundedRead is featureCall for the requests whose results pass whole to a client: it waits for one of u's read
+// slots, and reports a result the transport dropped for its size (filterReply) as ErrResultTooLarge. The slots
+// are u's own, so a server that hangs holds up only reads of its own.
+func boundedRead[P, R any](ctx context.Context, u *server, op string, params P,
+	send func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
+	var none R
+	select {
+	case u.reads <- struct{}{}:
+	case <-ctx.Done():
+		return none, &ServerError{Server: u.name, Op: op,
+			Err: fmt.Errorf("waiting for one of the %d reads in flight to end: %w", cap(u.reads), ctx.Err())}
+	}
+	defer func() { <-u.reads }()
+	res, err := featureCall(ctx, u, op, params, send)
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) && wire.Code == codeResultTooLarge {
+		return none, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w: %s", ErrResultTooLarge, wire.Message)}
+	}
+	return res, err
 }
 
 // Complete asks u to complete an argument of one of its prompts or resource templates.

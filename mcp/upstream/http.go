@@ -27,7 +27,7 @@ func dialHTTP(u *server, lookup func(string) (string, bool)) (*dialed, error) {
 		return nil, err
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	rt := &httpUpstream{base: base, headers: headers, secrets: secrets}
+	rt := &httpUpstream{base: base, headers: headers, secrets: secrets, maxReadBytes: u.src.opts.maxReadBytes}
 	return &dialed{
 		transport: &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{Transport: rt},
 			// Events were bounded by MaxMessageBytes as they arrived; rewriting a listing may make them larger.
@@ -40,15 +40,18 @@ func dialHTTP(u *server, lookup func(string) (string, bool)) (*dialed, error) {
 // httpUpstream is the HTTP side of one streamable HTTP server. It adds the configured headers to every request
 // and stands between the server's answers and the SDK: every message is bounded by MaxMessageBytes (the SDK reads
 // a JSON body whole, without a bound), has the header secrets scrubbed out (a server that echoes a token must not
-// put it into an error, a log or the model's context), and tools/list results go through the listing filter.
+// put it into an error, a log or the model's context), and tools/list, resources/read and prompts/get results go
+// through filterReply.
 type httpUpstream struct {
-	base    http.RoundTripper
-	headers map[string]string
-	secrets [][]byte
-	pending pendingLists
+	base         http.RoundTripper
+	headers      map[string]string
+	secrets      [][]byte
+	pending      pendingLists
+	maxReadBytes int
 }
 
-// maxPeekBytes bounds the request bodies read to see whether they are tools/list requests, which are small.
+// maxPeekBytes bounds the request bodies read to see whether filterReply is to see their responses; such
+// requests are small.
 const maxPeekBytes = 64 << 10
 
 func (t *httpUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -68,7 +71,8 @@ func (t *httpUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := io.ReadAll(io.LimitReader(body, maxPeekBytes))
 			body.Close()
-			if bytes.Contains(data, []byte(`"tools/list"`)) {
+			if bytes.Contains(data, []byte(`"tools/list"`)) || bytes.Contains(data, []byte(`"resources/read"`)) ||
+				bytes.Contains(data, []byte(`"prompts/get"`)) {
 				if msg, err := jsonrpc.DecodeMessage(data); err == nil {
 					t.pending.noteRequest(msg)
 				}
@@ -92,7 +96,7 @@ func (t *httpUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
 // errMessageTooLarge ends a connection whose server sent a message over MaxMessageBytes.
 var errMessageTooLarge = fmt.Errorf("a message from the server is larger than %d bytes", MaxMessageBytes)
 
-// rewrite applies the scrubbing and, for the response to a pending tools/list, the listing filter to one
+// rewrite applies the scrubbing and, for the response to a pending request it is for, filterReply to one
 // message.
 func (t *httpUpstream) rewrite(msg []byte) []byte {
 	msg = scrub(msg, t.secrets)
@@ -104,10 +108,14 @@ func (t *httpUpstream) rewrite(msg []byte) []byte {
 		return msg
 	}
 	resp, ok := decoded.(*jsonrpc.Response)
-	if !ok || !t.pending.take(resp.ID) || resp.Error != nil {
+	if !ok {
 		return msg
 	}
-	resp.Result = filterToolsPage(resp.Result)
+	method := t.pending.take(resp.ID)
+	if method == "" || resp.Error != nil {
+		return msg
+	}
+	filterReply(resp, method, t.maxReadBytes)
 	if out, err := jsonrpc.EncodeMessage(resp); err == nil {
 		return out
 	}

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 )
@@ -48,19 +46,21 @@ func defaultSchemaCacheDir() string {
 	return filepath.Join(base, "toolsearch", "mcp-schemas")
 }
 
-// schemaCacheKey identifies what a server is, not how it is authorized: the command, its arguments, its
-// working directory, the names (not the values) of its environment variables, and the URL. Changing any of them
-// makes another entry; a rotated token does not.
+// schemaCacheKey identifies a server's configuration as written: the command, its arguments, its working
+// directory, its environment and the URL with its headers, values included, since a value can change what a
+// server offers (MODE=readonly, a toolsets header). Values are taken as configured, so a "${NAME}" reference
+// keys by the name and a rotated token it reads keeps the entry. Only a SHA-256 of it all names the file; the
+// values are never written.
 func schemaCacheKey(cfg ServerConfig) string {
-	envNames := slices.Sorted(maps.Keys(cfg.Env))
 	key, _ := json.Marshal(struct {
-		Version  int      `json:"v"`
-		Command  string   `json:"command,omitempty"`
-		Args     []string `json:"args,omitempty"`
-		Cwd      string   `json:"cwd,omitempty"`
-		EnvNames []string `json:"env,omitempty"`
-		URL      string   `json:"url,omitempty"`
-	}{schemaCacheVersion, cfg.Command, cfg.Args, cfg.Cwd, envNames, cfg.URL})
+		Version int               `json:"v"`
+		Command string            `json:"command,omitempty"`
+		Args    []string          `json:"args,omitempty"`
+		Cwd     string            `json:"cwd,omitempty"`
+		Env     map[string]string `json:"env,omitempty"` // encoding/json sorts map keys
+		URL     string            `json:"url,omitempty"`
+		Headers map[string]string `json:"headers,omitempty"`
+	}{schemaCacheVersion, cfg.Command, cfg.Args, cfg.Cwd, cfg.Env, cfg.URL, cfg.Headers})
 	sum := sha256.Sum256(key)
 	return hex.EncodeToString(sum[:16])
 }

@@ -170,23 +170,63 @@ func TestLazyStartRespectsTheCallContext(t *testing.T) {
 }
 
 func TestSchemaCacheKey(t *testing.T) {
-	base := ServerConfig{Command: "npx", Args: []string{"-y", "server"}, Env: map[string]string{"TOKEN": "a"}}
-	same := base
-	same.Env = map[string]string{"TOKEN": "b"}
-	assert.Equal(t, schemaCacheKey(base), schemaCacheKey(same), "env values are not part of the key")
-	remote := ServerConfig{URL: "https://x/mcp", Headers: map[string]string{"Authorization": "Bearer one"}}
-	rotated := remote
-	rotated.Headers = map[string]string{"Authorization": "Bearer two"}
-	assert.Equal(t, schemaCacheKey(remote), schemaCacheKey(rotated), "header values are not part of the key")
+	base := ServerConfig{Command: "npx", Args: []string{"-y", "server"}, Env: map[string]string{"TOKEN": "a", "MODE": "readonly"}}
+	reordered := base
+	reordered.Env = map[string]string{"MODE": "readonly", "TOKEN": "a"}
+	assert.Equal(t, schemaCacheKey(base), schemaCacheKey(reordered), "the key does not depend on map order")
+	ref := ServerConfig{Command: "npx", Env: map[string]string{"TOKEN": "${GITHUB_TOKEN}"}}
+	t.Setenv("GITHUB_TOKEN", "one")
+	before := schemaCacheKey(ref)
+	t.Setenv("GITHUB_TOKEN", "two")
+	assert.Equal(t, before, schemaCacheKey(ref), "a token passed by reference rotates without a new entry")
+
+	remote := ServerConfig{URL: "https://x/mcp", Headers: map[string]string{"X-Toolsets": "repos"}}
 	for _, other := range []ServerConfig{
 		{Command: "npx", Args: []string{"-y", "other"}, Env: base.Env},
 		{Command: "node", Args: base.Args, Env: base.Env},
-		{Command: "npx", Args: base.Args, Env: map[string]string{"OTHER": "a"}},
+		{Command: "npx", Args: base.Args, Env: map[string]string{"OTHER": "a", "MODE": "readonly"}},
 		{Command: "npx", Args: base.Args, Env: base.Env, Cwd: "/srv"},
+		{Command: "npx", Args: base.Args, Env: map[string]string{"TOKEN": "a", "MODE": "admin"}},
+		{Command: "npx", Args: base.Args, Env: map[string]string{"TOKEN": "b", "MODE": "readonly"}},
 	} {
 		assert.NotEqual(t, schemaCacheKey(base), schemaCacheKey(other), "%+v", other)
 	}
-	assert.NotEqual(t, schemaCacheKey(remote), schemaCacheKey(ServerConfig{URL: "https://y/mcp"}))
+	assert.NotEqual(t, schemaCacheKey(remote), schemaCacheKey(ServerConfig{URL: "https://y/mcp", Headers: remote.Headers}))
+	assert.NotEqual(t, schemaCacheKey(remote), schemaCacheKey(ServerConfig{URL: remote.URL, Headers: map[string]string{"X-Toolsets": "all"}}))
+}
+
+// Two configs that differ only in an env value get entries of their own, and neither file holds the values.
+func TestSchemaCacheEntriesDifferByEnvValue(t *testing.T) {
+	dir := t.TempDir()
+	readonly := newFakeServer(0)
+	readonly.AddTool("read", "Read a record.", echo(""))
+	admin := newFakeServer(0)
+	admin.AddTool("read", "Read a record.", echo(""))
+	admin.AddTool("drop", "Drop the database.", echo(""))
+	start := func(f *fakeServer, mode string) *Source {
+		t.Helper()
+		cfg := &Config{Servers: map[string]ServerConfig{"db": {Command: "in-memory", Lazy: true,
+			Env: map[string]string{"MODE": mode, "SECRET": "s3cr3t-" + mode}}}}
+		opts := fastOptions(nil)
+		opts.SchemaCacheDir = dir
+		return startSource(t, cfg, opts, map[string]dialFunc{"db": f.dial})
+	}
+	closeNow(t, start(readonly, "readonly"))
+	closeNow(t, start(admin, "admin"))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "one entry per configuration")
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "s3cr3t")
+		assert.NotContains(t, e.Name(), "s3cr3t")
+	}
+
+	// Started lazily, each offers what its own configuration listed.
+	src := start(readonly, "readonly")
+	require.Equal(t, StateIdle, src.Status()[0].State)
+	assert.Equal(t, []string{"mcp:db:read"}, names(src))
 }
 
 // A lazy server's tool is checked against its cached definition; if the server, once started, lists the tool

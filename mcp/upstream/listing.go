@@ -279,23 +279,27 @@ func (rt *remoteTool) size() int {
 	return n
 }
 
-// listingTransport puts the listing filter between a transport and the SDK. It is used for every transport
-// whose connection the SDK does not need to see as its own (streamable HTTP filters in its RoundTripper instead:
-// see httpUpstream).
-type listingTransport struct{ inner sdk.Transport }
+// listingTransport puts the listing filter and the bound on read results between a transport and the SDK. It is
+// used for every transport whose connection the SDK does not need to see as its own (streamable HTTP filters in
+// its RoundTripper instead: see httpUpstream).
+type listingTransport struct {
+	inner        sdk.Transport
+	maxReadBytes int
+}
 
 func (t listingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &listingConn{Connection: c}, nil
+	return &listingConn{Connection: c, maxReadBytes: t.maxReadBytes}, nil
 }
 
-// listingConn rewrites the responses to the tools/list requests it saw go out.
+// listingConn rewrites the responses to the tools/list, resources/read and prompts/get requests it saw go out.
 type listingConn struct {
 	sdk.Connection
-	pending pendingLists
+	pending      pendingLists
+	maxReadBytes int
 }
 
 func (c *listingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -305,38 +309,71 @@ func (c *listingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *listingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok && c.pending.take(resp.ID) && resp.Error == nil {
-		resp.Result = filterToolsPage(resp.Result)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		filterReply(resp, c.pending.take(resp.ID), c.maxReadBytes)
 	}
 	return msg, err
 }
 
-// pendingLists are the ids of tools/list requests whose responses have not arrived yet. The zero value is
-// ready to use.
+// filterReply rewrites the response to a request of method (as pendingLists.take found it): a tools/list page
+// goes through the listing filter, and a resources/read or prompts/get result over maxReadBytes, as sent, becomes
+// an error before the SDK decodes it (a 15 MiB resource cost the front about 170 MB once decoded and relayed).
+func filterReply(resp *jsonrpc.Response, method string, maxReadBytes int) {
+	if resp.Error != nil {
+		return
+	}
+	switch method {
+	case "tools/list":
+		resp.Result = filterToolsPage(resp.Result)
+	case "resources/read", "prompts/get":
+		if len(resp.Result) > maxReadBytes {
+			resp.Error = &jsonrpc.Error{Code: codeResultTooLarge,
+				Message: fmt.Sprintf("%s: the result is %d bytes, more than the %d bytes toolsearch relays", method, len(resp.Result), maxReadBytes)}
+			resp.Result = nil
+		}
+	}
+}
+
+// codeResultTooLarge is the JSON-RPC error code filterReply puts in place of a result over the bound; featureCall
+// turns it into ErrResultTooLarge. It is in the range JSON-RPC leaves to implementations.
+const codeResultTooLarge = -32010
+
+// filtered says whether filterReply rewrites the responses to requests of method.
+func filtered(method string) bool {
+	switch method {
+	case "tools/list", "resources/read", "prompts/get":
+		return true
+	}
+	return false
+}
+
+// pendingLists are the ids of the requests filterReply rewrites the responses to, whose responses have not arrived yet, with their
+// methods. The zero value is ready to use.
 type pendingLists struct {
 	mu  sync.Mutex
-	ids map[jsonrpc.ID]bool
+	ids map[jsonrpc.ID]string
 }
 
 func (p *pendingLists) noteRequest(msg jsonrpc.Message) {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.IsCall() {
-		p.mu.Lock()
-		if p.ids == nil {
-			p.ids = map[jsonrpc.ID]bool{}
-		}
-		p.ids[req.ID] = true
-		p.mu.Unlock()
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || !filtered(req.Method) {
+		return
 	}
+	p.mu.Lock()
+	if p.ids == nil {
+		p.ids = map[jsonrpc.ID]string{}
+	}
+	p.ids[req.ID] = req.Method
+	p.mu.Unlock()
 }
 
-func (p *pendingLists) take(id jsonrpc.ID) bool {
+// take returns the method of the request id answers, "" when filterReply has nothing to do with it.
+func (p *pendingLists) take(id jsonrpc.ID) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.ids[id] {
-		return false
-	}
+	method := p.ids[id]
 	delete(p.ids, id)
-	return true
+	return method
 }
 
 func (p *pendingLists) empty() bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,5 +90,51 @@ func FuzzScrubEscaped(f *testing.F) {
 		if strings.Contains(string(plain), string(secretJSON[1:len(secretJSON)-1])) {
 			t.Fatalf("secret %q survives in %q (scrubbed from %q)", secret, plain, msg)
 		}
+	})
+}
+
+// FuzzScrubAnyMessage: whatever a server sends, no string of the scrubbed message, decoded as every reader
+// decodes it, holds a secret, and a message that was JSON stays JSON. Secrets are header values: anything but a
+// line break or NUL; those with a quote or backslash are left out, since they can span JSON structure, and so is
+// the validity check for secrets made only of what JSON structure is made of (`1,2,3,4` in `[1,2,3,4]`).
+func FuzzScrubAnyMessage(f *testing.F) {
+	f.Add("ghp_Top/Secret+Value", `{"a":"ghp_Top\/Secret+Value","b":["\u0067hp_Top/Secret+Value"]}`)
+	f.Add("tok_0123456789", `{"tok_0123456789":"x\ntok_0123456789"}`)
+	f.Add("😀emoji-secret", `["\ud83d\ude00emoji-secret", "\ud83d\ude00emoji\u002dsecret"]`)
+	f.Add("12345678", `[12345678, "12345678", "1234\u00356789"]`)
+	f.Add("abcdefgh", `"abcd\"efgh" "unterminated abcdefgh`)
+	f.Fuzz(func(t *testing.T, secret, msg string) {
+		if len(secret) < minScrubBytes || strings.ContainsAny(secret, "\"\\\r\n\x00") || !utf8.ValidString(secret) {
+			return
+		}
+		out := scrub([]byte(msg), scrubList([]string{secret}))
+		var after any
+		if json.Unmarshal(out, &after) != nil {
+			var before any
+			if json.Unmarshal([]byte(msg), &before) == nil &&
+				strings.IndexFunc(secret, func(r rune) bool { return !strings.ContainsRune("0123456789+-.eE,:[]{} \ttruefalsn", r) }) >= 0 {
+				t.Fatalf("scrubbing %q for %q made it invalid JSON: %q", msg, secret, out)
+			}
+			return
+		}
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case string:
+				if strings.Contains(v, secret) {
+					t.Fatalf("secret %q survives in %q (scrubbed from %q)", secret, out, msg)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			case map[string]any:
+				for k, x := range v {
+					walk(k)
+					walk(x)
+				}
+			}
+		}
+		walk(after)
 	})
 }

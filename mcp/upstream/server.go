@@ -32,6 +32,7 @@ type server struct {
 	first    chan struct{} // closed when the first attempt has finished either way (at once for an idle server)
 	wake     chan struct{} // closed by the first use of an idle lazy server
 	wakeOnce sync.Once
+	reads    chan struct{} // a slot per resources/read or prompts/get in flight (Options.MaxConcurrentReads)
 
 	mu        sync.Mutex
 	state     State
@@ -64,6 +65,7 @@ func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFu
 		done:       make(chan struct{}),
 		first:      make(chan struct{}),
 		wake:       make(chan struct{}),
+		reads:      make(chan struct{}, s.opts.maxReads),
 		state:      StateStarting,
 		since:      time.Now(),
 	}
@@ -167,7 +169,7 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 	}
 	transport := conn.transport
 	if !conn.filtersListings {
-		transport = listingTransport{inner: transport}
+		transport = listingTransport{inner: transport, maxReadBytes: u.src.opts.maxReadBytes}
 	}
 	u.mu.Lock()
 	u.conn = conn // from now on Close can kill what the dial started, even mid-handshake

@@ -44,6 +44,16 @@ const (
 	MaxMessageBytes = 16 << 20
 )
 
+// The defaults of the bounds on resources/read and prompts/get, which pass whole through the front to its
+// clients: a result is decoded, then encoded again, so one costs the host about ten times its size while in
+// flight.
+const (
+	// DefaultMaxReadBytes is Options.MaxReadBytes's default.
+	DefaultMaxReadBytes = 4 << 20
+	// DefaultMaxConcurrentReads is Options.MaxConcurrentReads's default.
+	DefaultMaxConcurrentReads = 4
+)
+
 // Options configure New. A nil *Options means every default.
 type Options struct {
 	// Progress receives one line per event a person starting the servers wants to see: starting, ready with
@@ -80,6 +90,12 @@ type Options struct {
 	// context, and its trace context goes to the server in the request's _meta (and, over HTTP, its headers).
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// MaxReadBytes bounds one resources/read or prompts/get result as the server sent it; a larger one fails
+	// with ErrResultTooLarge before it is decoded. 0 means DefaultMaxReadBytes; at most MaxMessageBytes.
+	MaxReadBytes int
+	// MaxConcurrentReads is how many resources/read and prompts/get requests one server may have in flight at
+	// once; more wait for one to end (within their context). 0 means DefaultMaxConcurrentReads.
+	MaxConcurrentReads int
 }
 
 // State is where a server is in its life.
@@ -147,6 +163,8 @@ type options struct {
 	maxRetryDelay   time.Duration
 	cacheDir        string
 	childEnv        map[string]string
+	maxReadBytes    int
+	maxReads        int
 	progressMu      *sync.Mutex
 }
 
@@ -163,7 +181,16 @@ func (o *Options) resolve() options {
 			maxRetryDelay: o.MaxRetryDelay,
 			cacheDir:      o.SchemaCacheDir,
 			childEnv:      o.ChildEnv,
+			maxReadBytes:  o.MaxReadBytes,
+			maxReads:      o.MaxConcurrentReads,
 		}
+	}
+	if r.maxReadBytes <= 0 {
+		r.maxReadBytes = DefaultMaxReadBytes
+	}
+	r.maxReadBytes = min(r.maxReadBytes, MaxMessageBytes)
+	if r.maxReads <= 0 {
+		r.maxReads = DefaultMaxConcurrentReads
 	}
 	orDefault := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
