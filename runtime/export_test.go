@@ -46,5 +46,8 @@ func CloseSharedSandbox() {
 // SchemaCacheLen exposes how many compiled schemas a runtime holds.
 func (rt *Runtime) SchemaCacheLen() int { return rt.schemas.len() }
 
+// OnSchemaCompile makes rt call f before it compiles a schema (not before it reuses a compiled one).
+func (rt *Runtime) OnSchemaCompile(f func()) { rt.schemas.compiling = f }
+
 // ResolveConfig applies defaults and clamps, as New does.
 func ResolveConfig(c Config) Config { return c.resolved() }

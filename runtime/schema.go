@@ -44,6 +44,9 @@ func (refuseLoader) Load(url string) (any, error) {
 type schemaCache struct {
 	mu      sync.Mutex
 	entries *lru.Index[string, *schemaEntry]
+	// compiling, when set (by tests only), runs before each compilation: it holds a call inside the pipeline's
+	// validation step, between its checks of the turn's context.
+	compiling func()
 }
 
 type schemaEntry struct {
@@ -72,7 +75,12 @@ func (c *schemaCache) get(raw json.RawMessage) (*jsonschema.Schema, error) {
 	}
 	c.mu.Unlock()
 
-	e.once.Do(func() { e.schema, e.err = compileSchema(raw) })
+	e.once.Do(func() {
+		if c.compiling != nil {
+			c.compiling()
+		}
+		e.schema, e.err = compileSchema(raw)
+	})
 	return e.schema, e.err
 }
 
