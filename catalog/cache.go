@@ -22,6 +22,9 @@ type CacheOptions struct {
 type Cache struct {
 	mu     sync.Mutex
 	scopes *lru.Index[string, *scopeEntry]
+	// reusing, when set (by tests only), runs in Get between releasing the lock and returning a reused catalog:
+	// it holds open the moment in which another Get may replace the scope's catalog.
+	reusing func()
 }
 
 type scopeEntry struct {
@@ -53,6 +56,9 @@ func (c *Cache) Get(scope string, tools []Tool, opts *Options) (cat *Catalog, re
 	if e, ok := c.scopes.Get(scope); ok {
 		if cat := e.cat; cat.fingerprint == fp {
 			c.mu.Unlock() // e.cat may be replaced once the lock is released: return the one read under it
+			if c.reusing != nil {
+				c.reusing()
+			}
 			return cat, true, nil
 		}
 		stats = e.stats

@@ -52,6 +52,40 @@ func TestCacheConcurrentGetsOfOneScope(t *testing.T) {
 	wg.Wait()
 }
 
+// TestCacheReuseRacingARebuild holds a reusing Get between its unlock and its return while another Get of the
+// same scope replaces the catalog: the first must still return the catalog of its own tools, the one it read under
+// the lock. The hammering test above catches the same bug only now and then, under -race; this one every time.
+func TestCacheReuseRacingARebuild(t *testing.T) {
+	cache := NewCache(nil)
+	all, small := sampleTools(), sampleTools()[:2]
+	_, _, err := cache.Get("shared", all, nil)
+	require.NoError(t, err)
+	inWindow, replaced := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	cache.reusing = func() {
+		once.Do(func() {
+			close(inWindow)
+			<-replaced
+		})
+	}
+	got := make(chan *Catalog, 1)
+	go func() {
+		cat, reused, err := cache.Get("shared", all, nil)
+		assert.NoError(t, err)
+		assert.True(t, reused)
+		got <- cat
+	}()
+	<-inWindow
+	rebuilt, reused, err := cache.Get("shared", small, nil)
+	require.NoError(t, err)
+	require.False(t, reused)
+	close(replaced)
+	cat := <-got
+	require.NotNil(t, cat)
+	assert.Equal(t, fingerprintOf(all, nil), cat.Fingerprint(), "a Get returns the catalog of its own tools")
+	assert.NotSame(t, rebuilt, cat)
+}
+
 func TestCacheRebuildsOnChange(t *testing.T) {
 	handlerA := HandlerFunc(func(context.Context, json.RawMessage) (*Result, error) { return &Result{}, nil })
 	base := func() []Tool {
