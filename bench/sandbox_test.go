@@ -393,9 +393,15 @@ func overshoots(tb testing.TB, timeout time.Duration) []time.Duration {
 	return late
 }
 
+// overshootBound is how late any of the eight may answer in the test: the benchmark's goal is 50 ms, and the
+// slack is for a machine whose cores other work holds (a thread here has waited 2 s for one). A runaway the
+// sandbox cannot stop by its deadline is stopped by its fuel instead, seconds later, and fails the kind check.
+const overshootBound = 3 * time.Second
+
 func TestDeadlineOvershootTwin(t *testing.T) {
 	late := overshoots(t, 300*time.Millisecond)
 	t.Logf("answers after the deadline, 8 at once: %v", late)
+	assert.Less(t, late[len(late)-1], overshootBound, "the latest of eight runaways answered %v after its deadline", late[len(late)-1])
 }
 
 // BenchmarkDeadlineOvershoot runs eight runaway scripts at once (more than the cores) with a 1 s timeout and
