@@ -47,8 +47,8 @@ const (
 	hostileCPUPastLimit = 100 * time.Millisecond        // process CPU between the deadline and the answer
 	hostileTimeSlack    = 3 * time.Second               // wall time past the deadline, on a loaded machine
 	hostileAnswerBound  = (1 << 20) + (64 << 10) + 4096 // result limit + console limit + the envelope
-	hostileCPUShare     = 10                            // per cent of the timeout: host CPU a script may cause
-	hostileCPUOverhead  = 40 * time.Millisecond         // the run itself (instantiate, prelude, GC) on a slow machine
+	hostileCPURatio     = 3                             // host CPU of an attack, against its benign twin's
+	hostileCPUFloor     = 20 * time.Millisecond         // what a GC or a page fault storm adds to a 10 ms run
 	hostileDeadline     = time.Second                   // the timeout of the attacks on the deadline
 )
 
@@ -59,9 +59,12 @@ type hostileAttack struct {
 	// big runs the attack against 10,000 synthetic tools instead of the 644 real ones, for host CPU (the scan of
 	// every name that an unknown id used to cost would take 2 s of CPU for 100 ids at this size).
 	big bool
-	// hostCPU marks attacks whose guest work is negligible: the process's CPU is what the script caused outside
-	// its fuel, and must stay within hostileCPUShare of the timeout.
-	hostCPU bool
+	// twin marks attacks whose guest work is negligible, so that the process's CPU is what the script caused
+	// outside its fuel: twin is a benign script making the same calls, run just before and after the attack in
+	// the same process, and the attack may cost at most hostileCPURatio times the twin's CPU (plus
+	// hostileCPUFloor). A ratio holds on a loaded machine, where both runs slow down alike; a bound in
+	// milliseconds did not (152-169 ms against 140 ms with nothing changed).
+	twin string
 	value   string // when set, the JSON value the script must return
 	// deadline marks attacks on the deadline itself, and the host-CPU attacks: they run with a 1 s timeout, as the
 	// attacks this suite reproduces did. Every other attack has the longest timeout (60 s), so that a machine
@@ -133,17 +136,28 @@ var hostileAttacks = []hostileAttack{
 	{name: "exit", code: "const std = await import('qjs:std'); std.exit(3)", kind: "exit"},
 
 	// Host CPU outside fuel, against 10,000 tools.
-	{name: "100 describes of unknown ids", big: true, deadline: true, hostCPU: true, code: `let n = 0;
+	{name: "100 describes of unknown ids", big: true, deadline: true, code: `let n = 0;
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.describe('zzzz_create_invoic_' + i) } catch (e) { n++ } }
-		return n`, value: "100"},
-	{name: "100 calls of unknown ids", big: true, deadline: true, hostCPU: true, code: `let n = 0;
+		return n`, value: "100", twin: `let n = 0;
+		for (let i = 0; i < 100; i++) { try { await openclaw.tools.describe('` + echoID + `') } catch (e) {} n++ }
+		return n`},
+	{name: "100 calls of unknown ids", big: true, deadline: true, code: `let n = 0;
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.call('Zzzz_Create_Invoic_' + i, {}) } catch (e) { n++ } }
-		return n`, value: "100"},
-	{name: "100 worst batch searches", big: true, deadline: true, hostCPU: true, code: `const words = 'create list get update delete search send upload download sync archive export import approve schedule cancel start stop restart query invoice customer issue message channel file folder event calendar ticket order product report';
-		const q = (words + ' ').repeat(20).slice(0, 2048);
+		return n`, value: "100", twin: `let n = 0;
+		for (let i = 0; i < 100; i++) { try { await openclaw.tools.call('` + echoID + `', {}) } catch (e) {} n++ }
+		return n`},
+	// Its twin makes as many batch searches of the same queries, four at a time instead of sixteen: both reach the
+	// searches' share of the timeout, the attack with fewer calls.
+	{name: "100 worst batch searches", big: true, deadline: true, code: worstQuery + `
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.search({queries: Array.from({length: 16}, (_, j) => q + ' x' + i + j)}) } catch (e) {} }
-		return 1`, value: "1"},
+		return 1`, value: "1", twin: worstQuery + `
+		for (let i = 0; i < 100; i++) { try { await openclaw.tools.search({queries: Array.from({length: 4}, (_, j) => q + ' x' + i + j)}) } catch (e) {} }
+		return 1`},
 }
+
+// worstQuery declares q, the costliest search query: 2 KiB of the words most tools share.
+const worstQuery = `const words = 'create list get update delete search send upload download sync archive export import approve schedule cancel start stop restart query invoice customer issue message channel file folder event calendar ticket order product report';
+		const q = (words + ' ').repeat(20).slice(0, 2048);`
 
 // hostileReport is what the child measured of one attack.
 type hostileReport struct {
@@ -157,6 +171,9 @@ type hostileReport struct {
 	CPU     time.Duration `json:"cpu"`
 	// CPUPastDeadline is the process CPU between the deadline and the answer (0 if it answered in time).
 	CPUPastDeadline time.Duration `json:"cpuPastDeadline"`
+	// TwinCPU is the larger CPU of the attack's twin run before and after it; TwinKind how the twin ended.
+	TwinCPU  time.Duration `json:"twinCPU,omitempty"`
+	TwinKind string        `json:"twinKind,omitempty"`
 	Answer          int           `json:"answer"` // bytes of the answer as the CLI prints it
 	Timeout         time.Duration `json:"timeout"`
 	ChildErr        string        `json:"childErr,omitempty"`
@@ -204,7 +221,19 @@ func TestHostileChild(t *testing.T) {
 		return
 	}
 	for _, a := range picked {
-		emit(h.run(a, true))
+		if a.twin == "" {
+			emit(h.run(a, true))
+			continue
+		}
+		twin := hostileAttack{name: a.name + " (twin)", code: a.twin, big: a.big, deadline: a.deadline}
+		before := h.run(twin, true)
+		r := h.run(a, true)
+		after := h.run(twin, true)
+		r.TwinCPU, r.TwinKind = max(before.CPU, after.CPU), before.Kind+after.Kind
+		if before.ChildErr+after.ChildErr != "" {
+			r.TwinKind = "child error: " + before.ChildErr + after.ChildErr
+		}
+		emit(r)
 	}
 }
 
@@ -384,9 +413,10 @@ func TestHostileScripts(t *testing.T) {
 		assert.LessOrEqual(t, r.CPUPastDeadline, hostileCPUPastLimit, "the host kept working on the script past its deadline")
 		assert.Less(t, r.Wall, r.Timeout+hostileTimeSlack, "answered %v after a %v timeout", r.Wall, r.Timeout)
 		assert.LessOrEqual(t, r.Answer, hostileAnswerBound, "the answer is bounded by the result and console limits")
-		if a.hostCPU {
-			limit := r.Timeout*hostileCPUShare/100 + hostileCPUOverhead
-			assert.LessOrEqual(t, r.CPU, limit, "host CPU outside fuel")
+		if a.twin != "" {
+			require.Empty(t, r.TwinKind, "the benign twin succeeds")
+			limit := hostileCPURatio*r.TwinCPU + hostileCPUFloor
+			assert.LessOrEqual(t, r.CPU, limit, "host CPU outside fuel: %v against a twin's %v", r.CPU, r.TwinCPU)
 		}
 	}
 	for _, group := range []struct {
@@ -402,8 +432,8 @@ func TestHostileScripts(t *testing.T) {
 					if !a.big { // the big catalog alone takes more than the bound
 						assert.LessOrEqual(t, r.PeakRSS, int64(hostileRSSBound), "peak RSS %d MiB (%d MiB before)", r.PeakRSS>>20, r.BaseRSS>>20)
 					}
-					t.Logf("%-45s kind %-9s wall %6.0f ms  peak RSS %4d MiB (base %3d)  cpu %5.0f ms (%3.0f past deadline)  answer %7d B",
-						a.name, r.Kind, ms(r.Wall), r.PeakRSS>>20, r.BaseRSS>>20, ms(r.CPU), ms(r.CPUPastDeadline), r.Answer)
+					t.Logf("%-45s kind %-9s wall %6.0f ms  peak RSS %4d MiB (base %3d)  cpu %5.0f ms (%3.0f past deadline, twin %3.0f)  answer %7d B",
+						a.name, r.Kind, ms(r.Wall), r.PeakRSS>>20, r.BaseRSS>>20, ms(r.CPU), ms(r.CPUPastDeadline), ms(r.TwinCPU), r.Answer)
 				})
 			}
 		})

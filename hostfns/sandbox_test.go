@@ -612,6 +612,25 @@ func TestHostTimeBudget(t *testing.T) {
 	assert.EqualValues(t, 1, slow.maxConcurrent.Load(), "searches of one run go one at a time")
 }
 
+// Without MaxHostTime, searches and describes get DefaultHostTimeShare of the timeout: 100 ms of a 2 s run.
+func TestHostTimeBudgetDefaultsToAShareOfTheTimeout(t *testing.T) {
+	slow := &slowLookups{delay: 30 * time.Millisecond}
+	res, err := run(t, `
+		let ok = 0, refused = '';
+		for (let i = 0; i < 20 && !refused; i++) {
+			try { await openclaw.tools.search('q' + i); ok++ } catch (e) { refused = e.message }
+		}
+		return {ok, refused}`, slow, &RunOptions{Timeout: 2 * time.Second})
+	require.NoError(t, err)
+	var out struct {
+		OK      int
+		Refused string
+	}
+	require.NoError(t, json.Unmarshal(res.Value, &out))
+	assert.Contains(t, out.Refused, "used its 100ms of host time")
+	assert.LessOrEqual(t, out.OK, 4, "about 100 ms of 30 ms searches")
+}
+
 // slowLookups is a bridge whose searches take delay (and honour their context) and count how many overlap.
 type slowLookups struct {
 	fakeBridge
