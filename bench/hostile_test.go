@@ -64,8 +64,8 @@ type hostileAttack struct {
 	// the same process, and the attack may cost at most hostileCPURatio times the twin's CPU (plus
 	// hostileCPUFloor). A ratio holds on a loaded machine, where both runs slow down alike; a bound in
 	// milliseconds did not (152-169 ms against 140 ms with nothing changed).
-	twin string
-	value   string // when set, the JSON value the script must return
+	twin  string
+	value string // when set, the JSON value the script must return
 	// deadline marks attacks on the deadline itself, and the host-CPU attacks: they run with a 1 s timeout, as the
 	// attacks this suite reproduces did. Every other attack has the longest timeout (60 s), so that a machine
 	// whose cores are busy with other work does not turn the limit the attack must reach (memory, output, a
@@ -174,9 +174,9 @@ type hostileReport struct {
 	// TwinCPU is the larger CPU of the attack's twin run before and after it; TwinKind how the twin ended.
 	TwinCPU  time.Duration `json:"twinCPU,omitempty"`
 	TwinKind string        `json:"twinKind,omitempty"`
-	Answer          int           `json:"answer"` // bytes of the answer as the CLI prints it
-	Timeout         time.Duration `json:"timeout"`
-	ChildErr        string        `json:"childErr,omitempty"`
+	Answer   int           `json:"answer"` // bytes of the answer as the CLI prints it
+	Timeout  time.Duration `json:"timeout"`
+	ChildErr string        `json:"childErr,omitempty"`
 }
 
 const hostileChildEnv = "TOOLSEARCH_HOSTILE_CHILD"
