@@ -111,16 +111,83 @@ func scrubList(secrets []string) [][]byte {
 	return out
 }
 
-// scrub replaces every secret in b: as its bytes, and as a JSON string literal spells it with escapes. It returns
-// b itself when there is nothing to replace.
+// scrub replaces every secret in b: as its bytes, and as a JSON string literal spells it with escapes. A message
+// that is JSON stays JSON: secrets are replaced inside its strings and numbers only, never across its structure
+// (a secret such as `a"b`, `x\\y` or `1,2]` would otherwise cut a literal open or close an array). It returns b
+// itself when there is nothing to replace.
 func scrub(b []byte, secrets [][]byte) []byte {
 	if len(secrets) == 0 {
 		return b
 	}
-	if bytes.IndexByte(b, '\\') < 0 {
+	escaped := bytes.IndexByte(b, '\\') >= 0
+	if !escaped && !containsAny(b, secrets) {
+		return b // without escapes a secret can only be there as its bytes
+	}
+	if json.Valid(b) {
+		return scrubJSON(b, secrets)
+	}
+	if !escaped {
 		return scrubBytes(b, secrets)
 	}
 	return scrubLiterals(b, secrets)
+}
+
+func containsAny(b []byte, secrets [][]byte) bool {
+	for _, s := range secrets {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// scrubJSON is scrub for a valid JSON value. Each string literal (keys too) is read as its reader decodes it and
+// written again, minimally escaped, if it held a secret; a number whose digits hold a secret becomes the string
+// Redacted. Everything between literals is structure and is kept as it came.
+func scrubJSON(b []byte, secrets [][]byte) []byte {
+	out := make([]byte, 0, len(b))
+	copied := 0 // b[:copied] is in out
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			end, escaped := stringLiteralEnd(b, i)
+			if end < 0 {
+				return append(out, scrubBytes(bytes.Clone(b[copied:]), secrets)...) // cannot happen in valid JSON
+			}
+			var clean string
+			changed := false
+			if escaped {
+				var s string
+				if json.Unmarshal(b[i:end], &s) == nil {
+					clean, changed = replaceSecrets(s, secrets)
+				}
+			} else if containsAny(b[i+1:end-1], secrets) {
+				// Without escapes the literal's bytes are what a reader gets (invalid UTF-8 aside, which no
+				// secret holds); a secret found there holds no quote or backslash, so the bytes are replaced.
+				out = append(out, b[copied:i+1]...)
+				out = append(append(out, scrubBytes(bytes.Clone(b[i+1:end-1]), secrets)...), '"')
+				copied = end
+			}
+			if changed {
+				out = append(append(out, b[copied:i]...), encodeString(clean)...)
+				copied = end
+			}
+			i = end
+		case c == '-' || (c >= '0' && c <= '9'):
+			end := i + 1
+			for end < len(b) && strings.IndexByte("0123456789+-.eE", b[end]) >= 0 {
+				end++
+			}
+			if containsAny(b[i:end], secrets) {
+				out = append(append(out, b[copied:i]...), `"`+Redacted+`"`...)
+				copied = end
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return append(out, b[copied:]...)
 }
 
 // scrubBytes replaces the secrets' bytes wherever they are.
