@@ -61,14 +61,15 @@ func (s *Server) limitSessions(next http.Handler, max int) http.Handler {
 	})
 }
 
-// clientCount counts the HTTP sessions the front keeps: clients whose session has an id. A request served
-// without one (a client's server/discover probe) makes a transient session that holds nothing once answered.
+// clientCount counts the HTTP sessions the front keeps: clients whose session has an id and was initialized. A
+// request that is not an initialize (a client's server/discover probe) makes a transient session, with an id, that
+// holds nothing once answered and goes away a moment later: counted, it refused the next client's initialize.
 func (s *Server) clientCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for ss := range s.clients {
-		if ss != nil && ss.ID() != "" {
+		if ss != nil && ss.ID() != "" && ss.InitializeParams() != nil {
 			n++
 		}
 	}
