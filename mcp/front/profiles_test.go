@@ -3,10 +3,12 @@ package front
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -245,3 +247,30 @@ func TestProfilesInvalidOptions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A client of a profile that cannot ask its user is told how to allow the tool under its own profile's rules:
+// ApprovalHint hears which profile the client has.
+func TestProfilesApprovalHintNamesTheProfile(t *testing.T) {
+	var mu sync.Mutex
+	var heard []string
+	profiles := []Profile{
+		{Name: "ci", Token: ciToken, Policy: &catalog.Policy{Profile: catalog.Rule{Ask: []string{"delete_*"}}}},
+		{Name: "person", Token: fullToken},
+	}
+	ts, deleted, _ := profileFront(t, runtime.ModeTools, &ServerOptions{Profiles: profiles,
+		ApprovalHint: func(tool *catalog.Tool, rule, profile string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			heard = append(heard, profile+" "+rule)
+			return fmt.Sprintf("remove %q from tools.profiles.%s.ask", rule, profile)
+		}})
+	ci := connectWithToken(t, ts.URL, newTokenTransport(ciToken))
+	text, isErr := callTool(t, ci, "mcp:repo:delete_wiki", map[string]any{"text": "Home"})
+	require.True(t, isErr, text)
+	assert.Contains(t, text, `did not declare elicitation`)
+	assert.Contains(t, text, `remove "delete_*" from tools.profiles.ci.ask`)
+	assert.Zero(t, deleted.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"ci delete_*"}, heard)
+}
