@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -273,4 +274,38 @@ func TestProfilesApprovalHintNamesTheProfile(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"ci delete_*"}, heard)
+}
+
+// A profiled client's tools/list may come without params, as the TypeScript SDK's listTools() sends it: it is
+// the first page, filtered, and never a crash of the front.
+func TestProfilesListToolsWithoutParams(t *testing.T) {
+	ts, _, _ := profileFront(t, runtime.ModeOff, nil)
+	post := func(session, body string) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+ciToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", legacyProtocol)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, string(data)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyProtocol+
+		`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	session := resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, session)
+	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, body := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"read_file"`)
+	assert.NotContains(t, body, "delete_repository", "filtered by the CI profile")
+	assert.NotContains(t, body, `"error"`)
 }
