@@ -197,3 +197,32 @@ func TestDecisionTimedOut(t *testing.T) {
 	assert.Equal(t, runtime.ApprovalTimedOut, d.Approval)
 	assert.GreaterOrEqual(t, d.Waited, time.Second)
 }
+
+// TestDecisionApproverCouldAskNobody: an approver that had nobody to ask (Decision.NotAsked) blocks the call
+// with its reason, and the record says nobody was asked rather than that someone declined.
+func TestDecisionApproverCouldAskNobody(t *testing.T) {
+	unasked := runtime.ApproverFunc(func(_ context.Context, inv *runtime.Invocation) (runtime.Decision, error) {
+		if !inv.ApprovalRequired {
+			return runtime.Decision{Allow: true}, nil
+		}
+		return runtime.Decision{NotAsked: true, By: "front", Reason: inv.Tool.ID() + " needs approval, but this client cannot be asked"}, nil
+	})
+	rt := newRuntime(t, runtime.ModeTools, &runtime.Options{Policy: serverPolicy(), Approver: unasked})
+	run := startRun(t, rt, runtime.RunRequest{Tools: serverTools()})
+	res := execute(t, run, "c", runtime.ToolCallName, map[string]any{"id": "create_issue", "args": map[string]string{"marker": "m"}})
+	assert.True(t, res.Blocked)
+	assert.Contains(t, res.Content, "Tool call blocked: mcp:github:create_issue needs approval, but this client cannot be asked.")
+	d := stripWait(run.Telemetry().Calls[0].Decision)
+	assert.Equal(t, runtime.CallDecision{Policy: runtime.PolicyAllowed, Rule: `ask by agent ask "server:github"`,
+		ApprovalRequired: true, Approval: runtime.ApprovalNotAsked, By: "front"}, d)
+
+	// NotAsked means nothing next to Allow: an approval is an approval.
+	allowed := runtime.ApproverFunc(func(context.Context, *runtime.Invocation) (runtime.Decision, error) {
+		return runtime.Decision{Allow: true, NotAsked: true, By: "x"}, nil
+	})
+	rt = newRuntime(t, runtime.ModeTools, &runtime.Options{Policy: serverPolicy(), Approver: allowed})
+	run = startRun(t, rt, runtime.RunRequest{Tools: serverTools()})
+	res = execute(t, run, "c", runtime.ToolCallName, map[string]any{"id": "create_issue", "args": map[string]string{"marker": "m"}})
+	assert.False(t, res.IsError, res.Content)
+	assert.Equal(t, runtime.ApprovalApproved, run.Telemetry().Calls[0].Decision.Approval)
+}

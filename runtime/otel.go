@@ -162,7 +162,7 @@ func (t *telemetry) instruments(m metric.Meter) bool {
 		metric.WithDescription("Wall time of one tool_search_code script."),
 		metric.WithExplicitBucketBoundaries(secondsBuckets...))
 	t.approvals, errs[10] = m.Int64Counter(MetricApprovals, metric.WithUnit("{approval}"),
-		metric.WithDescription("Approvals asked of the approver, by decision: granted, declined, timeout, error, abandoned."))
+		metric.WithDescription("Approvals asked of the approver, by decision: granted, declined, not_asked, timeout, error, abandoned."))
 	t.approvalWait, errs[11] = m.Float64Histogram(MetricApprovalWait, metric.WithUnit("s"),
 		metric.WithDescription("How long calls waited for the approver."),
 		metric.WithExplicitBucketBoundaries(secondsBuckets...))
@@ -354,6 +354,8 @@ func (r *Run) approvalOutcome(ctx context.Context, inv *Invocation, d Decision, 
 		decision = "timeout"
 	case err != nil:
 		decision = "error"
+	case !d.Allow && d.NotAsked:
+		decision = "not_asked"
 	case !d.Allow, inv.DefinitionChange != nil && !d.AcceptChange:
 		decision = "declined"
 	case late:

@@ -61,6 +61,10 @@ type Decision struct {
 	// By says who or what decided ("terminal", "elicitation:c2", "--yes"), for the logs and telemetry; ""
 	// means the approver did not say.
 	By string
+	// NotAsked says the approver could ask nobody (a client that cannot show an approval): the call is blocked
+	// with Reason, and recorded as ApprovalNotAsked rather than as declined, since no one said no. Ignored when
+	// Allow is set.
+	NotAsked bool
 }
 
 // Approver decides whether a call may run. It is asked before the hooks, for every real call, with a context
@@ -388,6 +392,9 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation,
 		case err != nil:
 			rec.Approval = ApprovalFailed
 			return fmt.Sprintf("Tool call blocked: approval of %s failed: %v", id, err), nil
+		case !d.Allow && d.NotAsked:
+			rec.Approval = ApprovalNotAsked
+			return "Tool call blocked: " + orDefault(d.Reason, "nobody could be asked for approval") + ".", nil
 		case !d.Allow:
 			rec.Approval = ApprovalDeclined
 			return "Tool call blocked: " + orDefault(d.Reason, "approval denied") + ".", nil

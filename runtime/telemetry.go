@@ -83,8 +83,8 @@ const (
 	ApprovalTimedOut      = "timed out"
 	ApprovalFailed        = "failed"    // the approver returned an error or panicked
 	ApprovalAbandoned     = "abandoned" // the turn ended while waiting
-	// ApprovalNotAsked: approval was needed and nobody could be asked (no approver, or the approvals of one
-	// tool_search_code run had used up approvalTimeoutMs).
+	// ApprovalNotAsked: approval was needed and nobody could be asked (no approver, an approver that said so,
+	// Decision.NotAsked, or the approvals of one tool_search_code run had used up approvalTimeoutMs).
 	ApprovalNotAsked = "not asked"
 )
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -189,22 +190,31 @@ func howToAllow(policy *catalog.Policy, pc *policyConfig, inv *runtime.Invocatio
 	return strings.Join(hints, "; and ")
 }
 
-// heldApprover is the approver of `mcp serve` for a client that cannot be asked: calls that need approval are
-// blocked with a message naming the rule and how to allow the tool; every other call is allowed. A front that
-// can ask its client brings its own approver for the client's runs (runtime.RunRequest.Approver), which takes
-// the place of this one.
-type heldApprover struct {
-	policy *catalog.Policy
-	pc     *policyConfig
-}
-
-// Approve implements runtime.Approver.
-func (h heldApprover) Approve(_ context.Context, inv *runtime.Invocation) (runtime.Decision, error) {
-	if !inv.ApprovalRequired {
-		return runtime.Decision{Allow: true}, nil
+// serveApprovalHint is the front's ApprovalHint for `mcp serve`: how to let a tool through whose call was
+// blocked because its client cannot ask its user, naming the keys of the config file under the client's own
+// profile ("" for tools.allow/deny/ask). rule is "" for a changed pinned definition, which the policy cannot lift.
+func serveApprovalHint(lc *loadedConfig) func(tool *catalog.Tool, rule, profile string) string {
+	return func(tool *catalog.Tool, rule, profile string) string {
+		policy := lc.policy
+		if profile != "" {
+			i := slices.IndexFunc(lc.profiles, func(p policyProfile) bool { return p.Name == profile })
+			if i < 0 {
+				return "" // not one of ours: the front's own hint
+			}
+			policy = lc.profiles[i].Policy
+		}
+		var hints []string
+		if v := policy.Check(tool); v.Ask {
+			hints = append(hints, lc.pc.allowHint(tool, v, profile))
+		}
+		if rule == "" {
+			hints = append(hints, fmt.Sprintf("accept its new definition with `toolsearch pins forget %s`", tool.ID()))
+		}
+		if len(hints) == 0 {
+			return ""
+		}
+		return strings.Join(hints, "; and ") + ", or connect with an MCP client that supports elicitation"
 	}
-	return runtime.Decision{By: "nobody", Reason: fmt.Sprintf("%s needs approval (%s), and this client cannot be "+
-		"asked: %s", inv.Tool.ID(), heldBy(h.policy, h.pc, inv), howToAllow(h.policy, h.pc, inv))}, nil
 }
 
 // question is what the terminal shows: the facts needed to decide, every one of them from the tool's server

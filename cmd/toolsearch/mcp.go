@@ -44,6 +44,11 @@ progress, cancellation and log messages pass through.
     "tools": {"toolSearch": {"mode": "code"}}
   }
 
+The file's tools.allow, tools.deny and tools.ask (and each server's disabledTools and autoApprove) hold for
+every client. A call that needs approval is put to the user of the client that made it, as an MCP elicitation
+form; a client that cannot show one gets the call blocked, with the rule and how to allow the tool. Over --http,
+tools.profiles give each bearer token its own tool set (tokens from the environment: "${CI_AGENT_TOKEN}").
+
 It speaks MCP on standard input and output (for a client that starts it), or streamable HTTP with --http.
 Progress and logs go to standard error. Servers start in the background: clients are answered at once, and
 each server's tools appear when it is ready.
@@ -55,7 +60,7 @@ flags:
                        toolSearch: false means off)
   --http ADDR          serve streamable HTTP at http://ADDR/mcp instead of stdio; ADDR is HOST:PORT (a host
                        alone gets port 8931) and must be a loopback address (localhost, 127.0.0.1:8931) unless
-                       a token is set
+                       a token is set (or tools.profiles, whose tokens each client must send one of)
   --token TOKEN        require "Authorization: Bearer TOKEN" of every HTTP request (or set $TOOLSEARCH_MCP_TOKEN,
                        which keeps the token out of the process list)
   --allow-origin ORIG  also accept browser requests from this origin (repeatable); other origins than loopback
@@ -168,13 +173,6 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		sf.httpAddr = addr
 	}
-	if sf.httpAddr != "" && sf.token == "" && !front.IsLoopbackAddr(sf.httpAddr) {
-		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
-			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
-			"or listen on a loopback address such as 127.0.0.1:%s\n", sf.httpAddr, tokenEnv, portOf(sf.httpAddr))
-		return exitUsage
-	}
-
 	path := *configPath
 	if path == "" {
 		var err error
@@ -204,17 +202,33 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(servers.Servers) == 0 {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: warning: %s has no %q servers; serving no tools\n", path, upstream.ConfigKey)
 	}
-	if len(lc.profiles) > 0 {
+	// With tools.profiles every request needs one of the profiles' tokens, which guard the address as --token
+	// would.
+	if sf.httpAddr != "" && sf.token == "" && len(lc.profiles) == 0 && !front.IsLoopbackAddr(sf.httpAddr) {
+		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
+			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
+			"or listen on a loopback address such as 127.0.0.1:%s\n", sf.httpAddr, tokenEnv, portOf(sf.httpAddr))
+		return exitUsage
+	}
+	switch {
+	case len(lc.profiles) > 0 && sf.httpAddr != "":
 		if err := resolveProfileTokens(lc.profiles, os.Getenv); err != nil {
 			fmt.Fprintf(stderr, "toolsearch mcp serve: %s: %v\n", path, err)
 			return exitFailure
 		}
-		if sf.httpAddr != "" {
-			// Serving every client the file's whole tool set when it says some tokens get less would fail open.
-			fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles cannot be served yet: this build's MCP front "+
-				"does not bind tokens to profiles; remove tools.profiles to serve every client tools.allow/deny/ask\n", path)
-			return exitFailure
+		for _, p := range lc.profiles {
+			if p.Token == sf.token {
+				// The default token would have two policies; say which variables clash, never the token.
+				fmt.Fprintf(stderr, "toolsearch mcp serve: %s: %s ($%s) holds the same token as --token or $%s: a "+
+					"request's token must decide its profile\n", path,
+					runtime.FormatConfigKey("tools", policyProfilesKey, p.Name, "token"), p.TokenEnv, tokenEnv)
+				return exitFailure
+			}
 		}
+	case len(lc.profiles) > 0:
+		// Profiles are chosen by a request's bearer token, and standard input has none: its one client is the
+		// person who started it. Their variables need not be set here (a client's config file may be shared with
+		// an HTTP deployment).
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles apply to --http clients by their token; on stdio "+
 			"the client gets tools.allow, tools.deny and tools.ask\n", path)
 	}
@@ -330,10 +344,11 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	}
 	defer closeWithin(stderr, "mcp servers", src.Close)
 	// The sandbox compiles in the background, so that code mode answers initialize as fast as tools mode.
-	// The file's policy holds for every client; a call it asks about is blocked with a message saying how to
-	// allow the tool, unless the front asks the client's user (its own approver for the client's runs).
+	// The file's policy holds for stdio's client and the default token's; each profile has its own (below). A
+	// call the policy asks about is put to the user of the client that made it (the front's approver for the
+	// client's runs), or blocked with a message saying how to allow the tool when the client cannot ask.
 	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: serveSandbox(cfg),
-		SandboxInBackground: serveInBackground, Policy: lc.policy, Approver: heldApprover{lc.policy, lc.pc},
+		SandboxInBackground: serveInBackground, Policy: lc.policy,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, TraceContent: captureContent()}
 	if sf.sessionLogs != "" {
 		logs, err := runtime.NewSessionLogDir(sf.sessionLogs)
@@ -361,8 +376,14 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 		}
 	}()
 	go warnUnmatched(src, lc, stderr, serving)
-	srv, err := front.NewServer(ctx, rt, src, &front.ServerOptions{Version: version, Logger: logger,
-		BearerToken: sf.token, AllowedOrigins: sf.origins, TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider})
+	fopts := &front.ServerOptions{Version: version, Logger: logger, BearerToken: sf.token, AllowedOrigins: sf.origins,
+		ApprovalHint: serveApprovalHint(lc), TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider}
+	if sf.httpAddr != "" {
+		for _, p := range lc.profiles {
+			fopts.Profiles = append(fopts.Profiles, front.Profile{Name: p.Name, Token: p.Token, Policy: p.Policy})
+		}
+	}
+	srv, err := front.NewServer(ctx, rt, src, fopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -396,7 +417,17 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	}
 	hs := newHTTPServer(mux, defaultHTTPLimits())
 	auth := "no token: loopback only"
-	if sf.token != "" {
+	switch {
+	case len(fopts.Profiles) > 0:
+		names := make([]string, len(fopts.Profiles))
+		for i, p := range fopts.Profiles {
+			names[i] = p.Name
+		}
+		auth = "bearer token required; profiles " + strings.Join(names, ", ")
+		if sf.token != "" {
+			auth += ", and the default one for " + tokenEnv
+		}
+	case sf.token != "":
 		auth = "bearer token required"
 	}
 	fmt.Fprintf(stderr, "toolsearch: serving %s at http://%s/mcp (%s)\n", what, ln.Addr(), auth)

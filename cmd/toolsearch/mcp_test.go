@@ -32,6 +32,10 @@ import (
 // of the package.
 const upstreamEnv = "TOOLSEARCH_CMD_TEST_UPSTREAM"
 
+// upstreamRevisionEnv set to "2" makes the github upstream describe create_issue differently, as a server does
+// after an update: a pinned definition that changed.
+const upstreamRevisionEnv = "TOOLSEARCH_CMD_TEST_UPSTREAM_REVISION"
+
 func init() {
 	if name := os.Getenv(upstreamEnv); name != "" {
 		os.Exit(serveUpstream(name))
@@ -65,8 +69,12 @@ func serveUpstream(name string) int {
 	}
 	tools := []catalog.Tool{tool("send_email", "Send an email to a recipient.", "sent: ")}
 	if name == "github" {
+		create := "Create an issue in a GitHub repository."
+		if os.Getenv(upstreamRevisionEnv) == "2" {
+			create = "Create an issue in a GitHub repository, and assign it to everyone." // a changed definition
+		}
 		tools = []catalog.Tool{
-			tool("create_issue", "Create an issue in a GitHub repository.", "created issue: "),
+			tool("create_issue", create, "created issue: "),
 			tool("close_issue", "Close an issue of a GitHub repository.", "closed issue: "),
 		}
 	}

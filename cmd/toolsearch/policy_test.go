@@ -401,15 +401,16 @@ func TestPolicyConfigGetSetKeys(t *testing.T) {
 
 // TestMCPServePolicy drives `mcp serve` over stdio with the Go SDK client, in every mode: a disabled tool is
 // unknown (absent from off mode's tools/list), an auto-approved tool runs, a held tool is blocked with the
-// message that says how to allow it (this front cannot ask its client yet), and the selector that matches no
-// tool is named once the servers have started.
+// message that says how to allow it (this client declares no elicitation, so nobody can be asked), and the
+// selector that matches no tool is named once the servers have started.
 func TestMCPServePolicy(t *testing.T) {
 	for _, mode := range []string{"off", "tools", "directory", "code"} {
 		t.Run(mode, func(t *testing.T) {
 			cfg := policyConfigFile(t, mode, "")
 			sess, _, stderr := serveInProcess(t, nil, "--config", cfg)
-			held := `mcp:mail:send_email needs approval (tools.ask "annotation:destructive"), and this client cannot be ` +
-				`asked: add "send_email" to mcpServers.mail.autoApprove, or remove "annotation:destructive" from tools.ask`
+			held := `mcp:mail:send_email needs approval (policy: annotation:destructive), but this MCP client did not ` +
+				`declare elicitation, so it cannot ask its user; add "send_email" to mcpServers.mail.autoApprove, or remove ` +
+				`"annotation:destructive" from tools.ask, or connect with an MCP client that supports elicitation.`
 
 			// call makes a call the way this mode's model would, and returns the text it reads.
 			var call func(id string) string
@@ -458,19 +459,36 @@ func TestMCPServePolicy(t *testing.T) {
 func TestMCPServeProfiles(t *testing.T) {
 	cfg := policyConfigFile(t, "tools", `profiles: {ci: {token: "${POLICY_TEST_CI_TOKEN}", allow: ["server:github"]}},`)
 	t.Setenv("POLICY_TEST_CI_TOKEN", "")
-	code, _, stderr := runCLI(t, "", "mcp", "serve", "--config", cfg)
+	t.Setenv(tokenEnv, "")
+	code, _, stderr := runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0")
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "tools.profiles.ci.token names $POLICY_TEST_CI_TOKEN, which is not set")
 
+	// The default token and a profile's cannot be the same: which policy it gets would be a guess.
 	t.Setenv("POLICY_TEST_CI_TOKEN", "tok-1")
+	t.Setenv(tokenEnv, "tok-1")
 	code, _, stderr = runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0")
-	assert.Equal(t, exitFailure, code, "profiles that cannot be applied are refused, not ignored")
-	assert.Contains(t, stderr, "tools.profiles cannot be served yet")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "tools.profiles.ci.token ($POLICY_TEST_CI_TOKEN) holds the same token as --token or $TOOLSEARCH_MCP_TOKEN")
 	assert.NotContains(t, stderr, "tok-1")
 
+	// Profiles' tokens guard an address other machines reach, as --token does: it is not refused for want of one
+	// (and gets as far as reading the profiles' variables).
+	t.Setenv(tokenEnv, "")
+	t.Setenv("POLICY_TEST_CI_TOKEN", "")
+	code, _, stderr = runCLI(t, "", "mcp", "serve", "--config", cfg, "--http", "0.0.0.0:0")
+	assert.Equal(t, exitFailure, code)
+	assert.NotContains(t, stderr, "can be reached from other machines")
+	assert.Contains(t, stderr, "which is not set")
+	code, _, stderr = runCLI(t, "", "mcp", "serve", "--config", policyConfigFile(t, "tools", ""), "--http", "0.0.0.0:0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "can be reached from other machines", "without profiles or a token it is refused")
+
+	// On stdio no client has a token: the profiles are named as not applying, and their variables need not be set.
+	t.Setenv("POLICY_TEST_CI_TOKEN", "")
 	_, _, serveErr := serveInProcess(t, nil, "--config", cfg)
 	assert.Contains(t, serveErr.String(), "tools.profiles apply to --http clients by their token")
-	assert.NotContains(t, serveErr.String(), "tok-1")
+	assert.NotContains(t, serveErr.String(), "not set")
 }
 
 // A selector naming a tool of a server that is still starting is not yet a mistake: the warning waits until
@@ -492,4 +510,25 @@ func TestMCPServeUnmatchedWaitsForServers(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(stderr.String(), `warning: tools.deny "mcp:hung:anything" matches no tool`)
 	}, time.Minute, 20*time.Millisecond, stderr.String())
+}
+
+// The hint of a call `mcp serve` blocked because its client cannot ask names the keys of the client's own
+// rules: the file's for stdio and the default token, the profile's for a profile's clients, and the pins for a
+// changed definition.
+func TestServeApprovalHint(t *testing.T) {
+	lc, err := loadConfig(writeFile(t, "c.json5", `{mcpServers: {github: {url: "https://x.example/mcp"}},
+		tools: {ask: ["*_repo"], profiles: {ci: {token: "${T}", ask: ["mcp:github:get_*"]}}}}`))
+	require.NoError(t, err)
+	hint := serveApprovalHint(lc)
+	get := &catalog.Tool{Source: catalog.SourceMCP, SourceName: "github", Name: "get_issue"}
+	del := &catalog.Tool{Source: catalog.SourceMCP, SourceName: "github", Name: "delete_repo"}
+	const elicit = ", or connect with an MCP client that supports elicitation"
+	assert.Equal(t, `add "delete_repo" to mcpServers.github.autoApprove, or remove "*_repo" from tools.ask`+elicit,
+		hint(del, "*_repo", ""))
+	assert.Equal(t, `remove "mcp:github:get_*" from tools.profiles.ci.ask`+elicit, hint(get, "mcp:github:get_*", "ci"))
+	assert.Equal(t, "accept its new definition with `toolsearch pins forget mcp:github:get_issue`"+elicit, hint(get, "", ""))
+	assert.Equal(t, `add "delete_repo" to mcpServers.github.autoApprove, or remove "*_repo" from tools.ask; `+
+		"and accept its new definition with `toolsearch pins forget mcp:github:delete_repo`"+elicit, hint(del, "", ""),
+		"a changed tool the policy also asks about needs both")
+	assert.Empty(t, hint(get, "x", "nobody"), "a profile the file does not have: the front's own hint")
 }

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -273,4 +275,38 @@ func TestREADMEListsEveryCommand(t *testing.T) {
 	for name := range commands() {
 		assert.True(t, listed[name], "the README has no example of `toolsearch %s`", name)
 	}
+}
+
+// TestREADMEPolicyExample: the complete config of the README's "Policy and approvals" loads as written, and
+// means what the prose around it says.
+func TestREADMEPolicyExample(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(data), "\n## Policy and approvals\n")
+	require.True(t, ok, "the README has a Policy and approvals section")
+	_, block, ok := strings.Cut(section, "```json5\n")
+	require.True(t, ok)
+	block, _, ok = strings.Cut(block, "```")
+	require.True(t, ok)
+	lc, err := loadConfig(writeFile(t, "config.json5", block))
+	require.NoError(t, err)
+	require.NotNil(t, lc.policy)
+	require.Len(t, lc.profiles, 2)
+	assert.Equal(t, 120000, lc.toolSearch.ApprovalTimeoutMs)
+	assert.NotEmpty(t, lc.toolSearch.PinFile)
+
+	tool := func(server, name string) *catalog.Tool {
+		return &catalog.Tool{Source: catalog.SourceMCP, SourceName: server, Name: name}
+	}
+	assert.False(t, lc.policy.Allows(tool("github", "delete_repository")), "disabledTools")
+	assert.False(t, lc.policy.Allows(tool("notes", "move_file")), "tools.deny")
+	rule, ask := lc.policy.NeedsApproval(tool("github", "create_issue"))
+	assert.True(t, ask)
+	assert.Equal(t, "annotation:destructive", rule)
+	_, ask = lc.policy.NeedsApproval(tool("github", "get_issue"))
+	assert.False(t, ask, "autoApprove")
+	ci := lc.profiles[slices.IndexFunc(lc.profiles, func(p policyProfile) bool { return p.Name == "ci" })].Policy
+	assert.True(t, ci.Allows(tool("notes", "read_file")))
+	assert.False(t, ci.Allows(tool("github", "create_issue")), "the ci profile has the readers only")
+	assert.Equal(t, "CI_AGENT_TOKEN", lc.profiles[0].TokenEnv)
 }

@@ -12,12 +12,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/runtime"
 )
 
 // slowUpstreamEnv makes this test binary play an upstream that takes a while to start: "<ms>:<name>" waits that
@@ -82,9 +85,18 @@ type tsResult struct {
 // tsCall runs the TypeScript SDK client once against the server spec describes (see client.mjs).
 func tsCall(t *testing.T, node, script string, spec map[string]any) tsResult {
 	t.Helper()
-	raw, err := json.Marshal(spec)
+	res, err := tsCallErr(t.Context(), node, script, spec)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	return res
+}
+
+// tsCallErr is tsCall for a goroutine of a test, which may not stop the test itself.
+func tsCallErr(ctx context.Context, node, script string, spec map[string]any) (tsResult, error) {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return tsResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script, string(raw))
 	cmd.Dir = tsClientDir
@@ -93,10 +105,47 @@ func tsCall(t *testing.T, node, script string, spec map[string]any) tsResult {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "client.mjs: %s", stderr.String())
+	if err != nil {
+		return tsResult{}, fmt.Errorf("client.mjs: %w: %s", err, stderr.String())
+	}
 	var res tsResult
-	require.NoError(t, json.Unmarshal(out, &res), "client.mjs printed %s; stderr: %s", out, stderr.String())
-	return res
+	if err := json.Unmarshal(out, &res); err != nil {
+		return tsResult{}, fmt.Errorf("client.mjs printed %s (%w); stderr: %s", out, err, stderr.String())
+	}
+	return res, nil
+}
+
+// The TypeScript-client tests share one build of the binary: a build per test costs seconds of a shared
+// machine's two cores.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string
+)
+
+// toolsearchBinary builds the toolsearch binary once for the package's tests (removed by TestMain).
+func toolsearchBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "toolsearch-bin-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "toolsearch")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 // slowServersConfig writes a config whose two servers take startMs to start, plus extra entries (JSON members).
@@ -133,7 +182,16 @@ func callsFor(mode string) (calls []map[string]any, want []string) {
 // process group) is ended when the test ends.
 func serveHTTP(t *testing.T, bin, cfg string) string {
 	t.Helper()
+	url, _ := serveHTTPEnv(t, bin, cfg, nil)
+	return url
+}
+
+// serveHTTPEnv is serveHTTP with variables added to the process's environment (KEY=value), also returning what
+// the process writes on stderr.
+func serveHTTPEnv(t *testing.T, bin, cfg string, env []string) (string, *lockedBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -151,14 +209,16 @@ func serveHTTP(t *testing.T, bin, cfg string) string {
 	})
 	addr := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)`)
 	lines := bufio.NewScanner(stderr)
+	printed := &lockedBuffer{}
 	for lines.Scan() {
+		printed.Write([]byte(lines.Text() + "\n"))
 		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-			go func() { _, _ = io.Copy(io.Discard, stderr) }()
-			return m[1]
+			go func() { _, _ = io.Copy(printed, stderr) }()
+			return m[1], printed
 		}
 	}
-	t.Fatal("mcp serve printed no address")
-	return ""
+	t.Fatalf("mcp serve printed no address: %s", printed)
+	return "", nil
 }
 
 // TestTSClientCallsAtOnceWhileServersStart is the first contact of most users: an MCP client of the official
@@ -166,9 +226,7 @@ func serveHTTP(t *testing.T, bin, cfg string) string {
 // behind it still take 2 s to start. Every call waits for them and succeeds; none is told a tool is missing.
 func TestTSClientCallsAtOnceWhileServersStart(t *testing.T) {
 	node, script := requireTSClient(t)
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := toolsearchBinary(t)
 
 	const startMs = 2000
 	for _, transport := range []string{"stdio", "http"} {
@@ -206,9 +264,7 @@ func TestTSClientCallsAtOnceWhileServersStart(t *testing.T) {
 // answer the silent one could have changed names it, instead of saying that no tool matched.
 func TestTSClientNamesAServerThatNeverStarts(t *testing.T) {
 	node, script := requireTSClient(t)
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := toolsearchBinary(t)
 	hung := fmt.Sprintf("\n    silent: {command: %q, args: [\"-test.run=^$\"], env: {%q: \"hung\"}, startTimeoutMs: 3000},",
 		os.Args[0], upstreamEnv)
 
@@ -254,9 +310,7 @@ func TestTSClientNamesAServerThatNeverStarts(t *testing.T) {
 // serve each must start, be searchable and answer a call, and the skipped lines are reported.
 func TestTSClientThroughBannerServers(t *testing.T) {
 	node, script := requireTSClient(t)
-	bin := filepath.Join(t.TempDir(), "toolsearch")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := toolsearchBinary(t)
 	binDir, err := filepath.Abs(filepath.Join(tsClientDir, "node_modules", ".bin"))
 	require.NoError(t, err)
 	for _, s := range []string{"time-mcp", "mcp-server-commands", "mcp-server-filesystem", "mcp-server-code-runner"} {
@@ -301,4 +355,381 @@ func TestTSClientThroughBannerServers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(log), `mcp: time: skipped a line on stdout that is not JSON-RPC: "Starting Time MCP server..."`)
 	assert.Contains(t, string(log), `mcp: coderunner: skipped a line on stdout that is not JSON-RPC: "Code Runner MCP Server running on stdio"`)
+}
+
+// approvalConfig is a config file as a user writes one to be asked before anything destructive: every tool of
+// these untrusted servers counts as destructive, so tools.ask holds each call, except github's create_issue,
+// which the server's autoApprove lets through; close_issue is denied. tools is more of the "tools" object
+// (profiles), servers more servers, githubEnv more of github's environment.
+type approvalConfig struct {
+	mode                      string
+	approvalMs                int
+	pinFile                   string
+	tools, servers, githubEnv string
+}
+
+func (c approvalConfig) write(t *testing.T) string {
+	t.Helper()
+	if c.approvalMs == 0 {
+		c.approvalMs = 1000
+	}
+	pin := ""
+	if c.pinFile != "" {
+		pin = fmt.Sprintf("pinFile: %q, ", c.pinFile)
+	}
+	return writeFile(t, "config.json5", fmt.Sprintf(`{
+  mcpServers: {
+    github: {command: %q, args: ["-test.run=^$"], env: {%q: "github"%s}, autoApprove: ["create_issue"]},
+    mail: {command: %[1]q, args: ["-test.run=^$"], env: {%[2]q: "mail"}},%[4]s
+  },
+  tools: {
+    deny: ["mcp:github:close_issue"],
+    // ask me before anything that can change or destroy something
+    ask: ["annotation:destructive"],%[5]s
+    toolSearch: {mode: %[6]q, %[7]sapprovalTimeoutMs: %[8]d, codeTimeoutMs: 1000},
+  },
+}`, os.Args[0], upstreamEnv, c.githubEnv, c.servers, c.tools, c.mode, pin, c.approvalMs))
+}
+
+// stdioSpec is the client spec that starts `mcp serve` on cfg over stdio, with a session log in logs.
+func stdioSpec(bin, cfg, logs string, calls []map[string]any) map[string]any {
+	return map[string]any{"command": bin, "args": []string{"mcp", "serve", "--config", cfg, "--session-log", logs}, "calls": calls}
+}
+
+// loggedDecisions reads the call records of every session log in dir, by tool id, once want calls are there
+// (the log is written as calls end, and the server may still be writing when its client is done).
+func loggedDecisions(t *testing.T, dir string, want int) map[string][]runtime.CallDecision {
+	t.Helper()
+	var out map[string][]runtime.CallDecision
+	require.Eventually(t, func() bool {
+		out = map[string][]runtime.CallDecision{}
+		n := 0
+		files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			for _, line := range strings.Split(string(data), "\n") {
+				var rec runtime.Record
+				if json.Unmarshal([]byte(line), &rec) == nil && rec.Type == runtime.RecordCall && rec.Call != nil {
+					d := rec.Call.Decision
+					d.Waited = 0
+					out[rec.Call.ToolID] = append(out[rec.Call.ToolID], d)
+					n++
+				}
+			}
+		}
+		return n >= want
+	}, 30*time.Second, 50*time.Millisecond, "session logs in %s", dir)
+	return out
+}
+
+// toolCall is a tool_call of tools mode.
+func toolCall(id string, args map[string]any) map[string]any {
+	return map[string]any{"name": runtime.ToolCallName, "arguments": map[string]any{"id": id, "args": args}}
+}
+
+// TestTSClientApprovals: a client of the official TypeScript SDK that declares elicitation is asked about each
+// call tools.ask holds, and its user's answer decides: accept runs the call, decline and cancel block it with a
+// reason the model can read, no answer blocks it at approvalTimeoutMs; a client without elicitation is told the
+// rule and the key to edit. A call autoApprove lifts, or that needs no approval, asks nobody; a denied tool is
+// unknown. One case goes through a real npm server (time-mcp). The session log records each decision.
+func TestTSClientApprovals(t *testing.T) {
+	node, script := requireTSClient(t)
+	bin := toolsearchBinary(t)
+	timeMCP, err := filepath.Abs(filepath.Join(tsClientDir, "node_modules", ".bin", "time-mcp"))
+	require.NoError(t, err)
+	if _, err := os.Stat(timeMCP); err != nil {
+		t.Fatalf("time-mcp is not installed: %v", err)
+	}
+	held := toolCall("mcp:mail:send_email", map[string]any{"title": "quarterly report"})
+	decision := func(approval, by string) runtime.CallDecision {
+		return runtime.CallDecision{Policy: runtime.PolicyAllowed, Rule: `ask by agent ask "annotation:destructive"`,
+			ApprovalRequired: true, Approval: approval, By: by}
+	}
+
+	t.Run("accept", func(t *testing.T) {
+		t.Parallel()
+		cfg := approvalConfig{mode: "tools", servers: fmt.Sprintf("\n    time: {command: %q},", timeMCP)}.write(t)
+		logs := t.TempDir()
+		spec := stdioSpec(bin, cfg, logs, []map[string]any{
+			held,
+			toolCall("mcp:time:current_time", map[string]any{"timezone": "UTC"}),
+			toolCall("mcp:github:create_issue", map[string]any{"title": "no question"}),
+			toolCall("mcp:github:close_issue", map[string]any{"title": "denied"}),
+		})
+		spec["elicit"] = map[string]any{"action": "accept"}
+		res := tsCall(t, node, script, spec)
+		require.Len(t, res.Results, 4)
+		for _, r := range res.Results[:3] {
+			require.Empty(t, r.Error)
+			assert.False(t, r.IsError, r.Text)
+		}
+		assert.Contains(t, res.Results[0].Text, "sent: quarterly report")
+		assert.Contains(t, res.Results[1].Text, "UTC", "the npm server's tool ran once approved")
+		assert.Contains(t, res.Results[2].Text, "created issue: no question")
+		assert.True(t, res.Results[3].IsError)
+		assert.Contains(t, res.Results[3].Text, "Unknown tool id: mcp:github:close_issue")
+
+		require.Len(t, res.Elicitations, 2, "the two held calls, and nothing else, were put to the user")
+		var mail, clock string
+		for _, e := range res.Elicitations {
+			assert.Equal(t, "form", e.Mode)
+			assert.Contains(t, string(e.RequestedSchema), "approve_for_session")
+			if strings.Contains(e.Message, "mcp:mail:send_email") {
+				mail = e.Message
+			} else {
+				clock = e.Message
+			}
+		}
+		for _, want := range []string{"Tool: mcp:mail:send_email", "Server: mail", `"annotation:destructive"`,
+			`{"title":"quarterly report"}`, "treated as destructive"} {
+			assert.Contains(t, mail, want)
+		}
+		assert.Contains(t, clock, "Tool: mcp:time:current_time")
+		assert.Contains(t, clock, `{"timezone":"UTC"}`)
+
+		got := loggedDecisions(t, logs, 3)
+		assert.Equal(t, []runtime.CallDecision{decision(runtime.ApprovalApproved, "elicitation:c1")}, got["mcp:mail:send_email"])
+		assert.Equal(t, []runtime.CallDecision{decision(runtime.ApprovalApproved, "elicitation:c1")}, got["mcp:time:current_time"])
+		assert.Equal(t, []runtime.CallDecision{{Policy: runtime.PolicyAllowed,
+			Rule: `allowed (agent autoApprove "mcp:github:create_issue" lifts ask "annotation:destructive")`, Approval: runtime.ApprovalApproved,
+			By: "policy"}}, got["mcp:github:create_issue"])
+	})
+
+	for _, tc := range []struct {
+		action, want, approval string
+		blockedAfterMs         int
+	}{
+		{"decline", "Tool call blocked: the user declined to run mcp:mail:send_email.", runtime.ApprovalDeclined, 0},
+		{"cancel", "the user dismissed the approval of mcp:mail:send_email without approving it", runtime.ApprovalDeclined, 0},
+		{"never", "Tool call blocked: approval of mcp:mail:send_email timed out after 1000 ms.", runtime.ApprovalTimedOut, 1000},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			t.Parallel()
+			logs := t.TempDir()
+			spec := stdioSpec(bin, approvalConfig{mode: "tools"}.write(t), logs, []map[string]any{held})
+			spec["elicit"] = map[string]any{"action": tc.action}
+			res := tsCall(t, node, script, spec)
+			require.Len(t, res.Results, 1)
+			r := res.Results[0]
+			require.Empty(t, r.Error)
+			assert.True(t, r.IsError)
+			assert.Contains(t, r.Text, tc.want)
+			assert.NotContains(t, r.Text, "sent:")
+			assert.Len(t, res.Elicitations, 1)
+			assert.GreaterOrEqual(t, r.TookMs, tc.blockedAfterMs)
+			by := "elicitation:c1"
+			if tc.action == "never" {
+				by = ""
+			}
+			assert.Equal(t, []runtime.CallDecision{decision(tc.approval, by)}, loggedDecisions(t, logs, 1)["mcp:mail:send_email"])
+		})
+	}
+
+	t.Run("no elicitation", func(t *testing.T) {
+		t.Parallel()
+		logs := t.TempDir()
+		res := tsCall(t, node, script, stdioSpec(bin, approvalConfig{mode: "tools"}.write(t), logs, []map[string]any{held}))
+		require.Len(t, res.Results, 1)
+		r := res.Results[0]
+		require.Empty(t, r.Error)
+		assert.True(t, r.IsError)
+		assert.Contains(t, r.Text, `mcp:mail:send_email needs approval (policy: annotation:destructive), but this MCP `+
+			`client did not declare elicitation, so it cannot ask its user; add "send_email" to mcpServers.mail.autoApprove, `+
+			`or remove "annotation:destructive" from tools.ask`)
+		assert.Empty(t, res.Elicitations)
+		assert.Equal(t, []runtime.CallDecision{decision(runtime.ApprovalNotAsked, "front")},
+			loggedDecisions(t, logs, 1)["mcp:mail:send_email"], "nobody was asked, so nobody declined")
+	})
+
+	// A script's call waits for its user longer than the script may run (codeTimeoutMs 1000): the script is
+	// suspended meanwhile, and finishes once the call is approved.
+	t.Run("code mode outlasting codeTimeoutMs", func(t *testing.T) {
+		t.Parallel()
+		logs := t.TempDir()
+		spec := stdioSpec(bin, approvalConfig{mode: "code", approvalMs: 30000}.write(t), logs, []map[string]any{{
+			"name": runtime.ToolSearchCodeName, "arguments": map[string]any{"code": `
+				const r = await openclaw.tools.call("mcp:mail:send_email", {title: "after a long think"});
+				return r.result.content[0].text`}}})
+		spec["elicit"] = map[string]any{"action": "accept", "delayMs": 2500}
+		res := tsCall(t, node, script, spec)
+		require.Len(t, res.Results, 1)
+		r := res.Results[0]
+		require.Empty(t, r.Error)
+		assert.False(t, r.IsError, r.Text)
+		assert.Contains(t, r.Text, "sent: after a long think")
+		assert.GreaterOrEqual(t, r.TookMs, 2500, "the answer took longer than codeTimeoutMs")
+		assert.Len(t, res.Elicitations, 1)
+		assert.Equal(t, runtime.ApprovalApproved, loggedDecisions(t, logs, 1)["mcp:mail:send_email"][0].Approval)
+	})
+}
+
+// TestTSClientTwoClientsAnswerTheirOwn: two TypeScript clients over one `mcp serve --http` call the same held
+// tool at once; each user is asked about their own client's call only, one accepts and one declines, and each
+// answer decides its own call.
+func TestTSClientTwoClientsAnswerTheirOwn(t *testing.T) {
+	t.Parallel()
+	node, script := requireTSClient(t)
+	bin := toolsearchBinary(t)
+	url, _ := serveHTTPEnv(t, bin, approvalConfig{mode: "tools", approvalMs: 30000}.write(t), nil)
+
+	type outcome struct {
+		res tsResult
+		err error
+	}
+	answers := map[string]string{"alice": "accept", "bob": "decline"}
+	outcomes := map[string]chan outcome{}
+	for who, action := range answers {
+		ch := make(chan outcome, 1)
+		outcomes[who] = ch
+		spec := map[string]any{"url": url, "calls": []map[string]any{toolCall("mcp:mail:send_email", map[string]any{"title": "from " + who})},
+			// Both users take a while, so that both questions are open at once.
+			"elicit": map[string]any{"action": action, "delayMs": 1500}}
+		go func() {
+			res, err := tsCallErr(t.Context(), node, script, spec)
+			ch <- outcome{res, err}
+		}()
+	}
+	for who, ch := range outcomes {
+		o := <-ch
+		require.NoError(t, o.err, who)
+		require.Len(t, o.res.Results, 1, who)
+		require.Len(t, o.res.Elicitations, 1, "%s was asked once, about their own call", who)
+		assert.Contains(t, o.res.Elicitations[0].Message, `{"title":"from `+who+`"}`, who)
+		r := o.res.Results[0]
+		require.Empty(t, r.Error, who)
+		if answers[who] == "accept" {
+			assert.False(t, r.IsError, r.Text)
+			assert.Contains(t, r.Text, "sent: from "+who)
+		} else {
+			assert.True(t, r.IsError)
+			assert.Contains(t, r.Text, "the user declined to run mcp:mail:send_email")
+		}
+	}
+}
+
+// TestTSClientPinChangeReapproved: with pinFile set, a tool's definition is pinned at its first call; when its
+// server comes back with another definition, the next call is put to the user through the same elicitation,
+// saying what changed. Declining keeps it blocked; accepting runs it and pins the new definition, which a
+// client that cannot ask then calls without a question.
+func TestTSClientPinChangeReapproved(t *testing.T) {
+	t.Parallel()
+	node, script := requireTSClient(t)
+	bin := toolsearchBinary(t)
+	pins := filepath.Join(t.TempDir(), "pins.json")
+	create := []map[string]any{toolCall("mcp:github:create_issue", map[string]any{"title": "t"})}
+	serve := func(revision string, elicit map[string]any) tsResult {
+		t.Helper()
+		cfg := approvalConfig{mode: "tools", pinFile: pins, githubEnv: fmt.Sprintf(", %q: %q", upstreamRevisionEnv, revision)}.write(t)
+		spec := stdioSpec(bin, cfg, t.TempDir(), create)
+		if elicit != nil {
+			spec["elicit"] = elicit
+		}
+		res := tsCall(t, node, script, spec)
+		require.Len(t, res.Results, 1)
+		require.Empty(t, res.Results[0].Error)
+		return res
+	}
+
+	first := serve("1", nil)
+	require.False(t, first.Results[0].IsError, "auto-approved, and pinned: %s", first.Results[0].Text)
+	pinned, err := os.ReadFile(pins)
+	require.NoError(t, err)
+	assert.Contains(t, string(pinned), "mcp:github:create_issue")
+
+	declined := serve("2", map[string]any{"action": "decline"})
+	assert.True(t, declined.Results[0].IsError)
+	assert.Contains(t, declined.Results[0].Text, "the user declined to run mcp:github:create_issue")
+	require.Len(t, declined.Elicitations, 1, "autoApprove does not lift a changed definition")
+	assert.Contains(t, declined.Elicitations[0].Message, "Changed: description since it was pinned")
+	assert.Contains(t, declined.Elicitations[0].Message, "approving accepts the new definition")
+
+	unasked := serve("2", nil)
+	assert.True(t, unasked.Results[0].IsError, "still blocked: nobody accepted the change")
+	assert.Contains(t, unasked.Results[0].Text, "accept its new definition with `toolsearch pins forget mcp:github:create_issue`")
+
+	accepted := serve("2", map[string]any{"action": "accept"})
+	require.False(t, accepted.Results[0].IsError, accepted.Results[0].Text)
+	assert.Contains(t, accepted.Results[0].Text, "created issue: t")
+	assert.Len(t, accepted.Elicitations, 1)
+
+	after := serve("2", nil)
+	assert.False(t, after.Results[0].IsError, "the accepted definition is pinned: %s", after.Results[0].Text)
+}
+
+// TestTSClientProfilesOverHTTP: one `mcp serve --http` with two tokens: TOOLSEARCH_MCP_TOKEN's clients get the
+// file's policy, the CI profile's token (from the environment) a narrower one, which denies mail. The CI client
+// cannot find, describe or call send_email, and off mode's tools/list differs; no token is ever printed, and a
+// request with neither token is refused.
+func TestTSClientProfilesOverHTTP(t *testing.T) {
+	node, script := requireTSClient(t)
+	bin := toolsearchBinary(t)
+	const ciToken, fullToken = "ci-token-7f3a9c2e51", "full-token-0b8d4e6f13"
+	env := []string{"TS_TEST_CI_AGENT_TOKEN=" + ciToken, tokenEnv + "=" + fullToken}
+	profiles := `
+    profiles: {
+      // the CI agent files issues and sends no mail
+      ci: {token: "${TS_TEST_CI_AGENT_TOKEN}", deny: ["server:mail"]},
+    },`
+
+	for _, mode := range []string{"tools", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			url, stderr := serveHTTPEnv(t, bin, approvalConfig{mode: mode, tools: profiles}.write(t), env)
+			var calls []map[string]any
+			if mode == "tools" {
+				calls = []map[string]any{
+					{"name": runtime.ToolSearchName, "arguments": map[string]any{"query": "send an email"}},
+					{"name": runtime.ToolDescribeName, "arguments": map[string]any{"id": "mcp:mail:send_email"}},
+					toolCall("mcp:mail:send_email", map[string]any{"title": "hi"}),
+					toolCall("mcp:github:create_issue", map[string]any{"title": "from ci"}),
+				}
+			} else {
+				calls = []map[string]any{
+					{"name": "send_email", "arguments": map[string]any{"title": "hi"}},
+					{"name": "create_issue", "arguments": map[string]any{"title": "from ci"}},
+				}
+			}
+			spec := func(token string) map[string]any {
+				return map[string]any{"url": url, "token": token, "calls": calls, "listTools": mode == "off",
+					"elicit": map[string]any{"action": "accept"}}
+			}
+			ci, err := tsCallErr(t.Context(), node, script, spec(ciToken))
+			require.NoError(t, err, "mcp serve: %s", stderr)
+			full, err := tsCallErr(t.Context(), node, script, spec(fullToken))
+			require.NoError(t, err, "mcp serve: %s", stderr)
+			texts := func(r tsResult) []string {
+				var out []string
+				for _, c := range r.Results {
+					require.Empty(t, c.Error, c.Name)
+					out = append(out, c.Text)
+				}
+				return out
+			}
+			ciText, fullText := texts(ci), texts(full)
+			if mode == "tools" {
+				assert.NotContains(t, ciText[0], "mcp:mail:send_email", "CI cannot find it")
+				assert.Contains(t, fullText[0], "mcp:mail:send_email")
+				assert.Contains(t, ciText[1], "Unknown tool id: mcp:mail:send_email", "nor describe it")
+				assert.Contains(t, fullText[1], "Send an email")
+				assert.Contains(t, ciText[2], "Unknown tool id: mcp:mail:send_email", "nor call it")
+				assert.Contains(t, fullText[2], "sent: hi")
+				assert.Contains(t, ciText[3], "created issue: from ci")
+			} else {
+				assert.Equal(t, `["create_issue"]`, ciText[0], "off mode lists only what the profile allows")
+				assert.Equal(t, `["create_issue","send_email"]`, fullText[0])
+				assert.NotContains(t, ciText[1], "sent: hi")
+				assert.Contains(t, fullText[1], "sent: hi")
+				assert.Contains(t, ciText[2], "created issue: from ci")
+			}
+			assert.Empty(t, ci.Elicitations, "the CI client was asked nothing: create_issue is auto-approved")
+			assert.Len(t, full.Elicitations, 1, "the full client's user approved send_email")
+
+			_, err = tsCallErr(t.Context(), node, script, map[string]any{"url": url, "token": "not-a-token", "calls": calls})
+			require.Error(t, err, "a token of no profile is refused")
+			assert.Contains(t, stderr.String(), "profiles ci, and the default one for "+tokenEnv)
+			for _, tok := range []string{ciToken, fullToken} {
+				assert.NotContains(t, stderr.String(), tok, "tokens are never printed")
+			}
+		})
+	}
 }

@@ -59,7 +59,7 @@ func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.
 		return runtime.Decision{Allow: true, By: "elicitation:" + c.id + " (approved for the session)"}, nil
 	}
 	if why := c.cannotAsk(); why != "" {
-		return runtime.Decision{Reason: c.s.cannotAskReason(inv, why), By: "front"}, nil
+		return runtime.Decision{Reason: c.s.cannotAskReason(inv, why, c.profile), By: "front", NotAsked: true}, nil
 	}
 	started := time.Now()
 	res, err := c.ss.Elicit(ctx, approvalRequest(inv))
@@ -111,7 +111,7 @@ func (c *client) cannotAsk() string {
 
 // cannotAskReason is the blocked call's reason when the user cannot be asked: what needs approval, why nobody
 // was asked, and how to allow the tool.
-func (s *Server) cannotAskReason(inv *runtime.Invocation, why string) string {
+func (s *Server) cannotAskReason(inv *runtime.Invocation, why string, profile *Profile) string {
 	rule := inv.ApprovalRule
 	what := fmt.Sprintf("%s needs approval (policy: %s)", inv.Tool.ID(), rule)
 	if inv.DefinitionChange != nil {
@@ -120,7 +120,11 @@ func (s *Server) cannotAskReason(inv *runtime.Invocation, why string) string {
 	}
 	hint := ""
 	if s.opts.ApprovalHint != nil {
-		hint = strings.TrimSpace(s.opts.ApprovalHint(inv.Tool, rule))
+		name := ""
+		if profile != nil {
+			name = profile.Name
+		}
+		hint = strings.TrimSpace(s.opts.ApprovalHint(inv.Tool, rule, name))
 	}
 	if hint == "" {
 		hint = genericHint(inv.Tool, rule)

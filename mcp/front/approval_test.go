@@ -196,10 +196,11 @@ func TestApprovalWithoutElicitationSaysHowToAllow(t *testing.T) {
 		assert.Zero(t, deleted.Load())
 	})
 	t.Run("the embedding program's hint", func(t *testing.T) {
+		gotProfile := "unset"
 		var gotRule, gotTool string
 		srv, _, deleted := approvalFront(t, runtime.Config{}, &ServerOptions{
-			ApprovalHint: func(tool *catalog.Tool, rule string) string {
-				gotTool, gotRule = tool.ID(), rule
+			ApprovalHint: func(tool *catalog.Tool, rule, profile string) string {
+				gotTool, gotRule, gotProfile = tool.ID(), rule, profile
 				return "remove " + rule + " from tools.ask in config.json."
 			}}, nil)
 		sess := connectStdioWith(t, srv, nil, legacyProtocol)
@@ -208,6 +209,7 @@ func TestApprovalWithoutElicitationSaysHowToAllow(t *testing.T) {
 		assert.Contains(t, text, "remove delete_* from tools.ask in config.json.")
 		assert.Equal(t, "delete_*", gotRule)
 		assert.Equal(t, "mcp:repo:delete_repository", gotTool)
+		assert.Empty(t, gotProfile, "a stdio client has the runtime's policy")
 		assert.Zero(t, deleted.Load())
 	})
 	t.Run("a protocol whose approvals are input requests", func(t *testing.T) {
@@ -424,6 +426,7 @@ func TestApprovalDecisionSaysWhoDecided(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, d.Allow)
 	assert.Equal(t, "front", d.By)
+	assert.True(t, d.NotAsked, "nobody was asked: the runtime records it so, not as declined")
 	assert.Contains(t, d.Reason, "the call did not come through an MCP session")
 
 	c.remember(rememberKey(tool))

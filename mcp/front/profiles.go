@@ -153,7 +153,10 @@ func (s *Server) listToolsFor(ctx context.Context, method string, c *client, req
 	next sdk.MethodHandler) (sdk.Result, error) {
 	policy := c.policy()
 	view := s.currentView()
-	params := *p
+	var params sdk.ListToolsParams
+	if p != nil { // a tools/list without params (the TypeScript SDK's listTools())
+		params = *p
+	}
 	for {
 		res, err := next(ctx, method, &sdk.ListToolsRequest{Session: c.ss, Params: &params, Extra: req.GetExtra()})
 		if err != nil {

@@ -3,10 +3,13 @@ package front
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -245,3 +248,64 @@ func TestProfilesInvalidOptions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A client of a profile that cannot ask its user is told how to allow the tool under its own profile's rules:
+// ApprovalHint hears which profile the client has.
+func TestProfilesApprovalHintNamesTheProfile(t *testing.T) {
+	var mu sync.Mutex
+	var heard []string
+	profiles := []Profile{
+		{Name: "ci", Token: ciToken, Policy: &catalog.Policy{Profile: catalog.Rule{Ask: []string{"delete_*"}}}},
+		{Name: "person", Token: fullToken},
+	}
+	ts, deleted, _ := profileFront(t, runtime.ModeTools, &ServerOptions{Profiles: profiles,
+		ApprovalHint: func(tool *catalog.Tool, rule, profile string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			heard = append(heard, profile+" "+rule)
+			return fmt.Sprintf("remove %q from tools.profiles.%s.ask", rule, profile)
+		}})
+	ci := connectWithToken(t, ts.URL, newTokenTransport(ciToken))
+	text, isErr := callTool(t, ci, "mcp:repo:delete_wiki", map[string]any{"text": "Home"})
+	require.True(t, isErr, text)
+	assert.Contains(t, text, `did not declare elicitation`)
+	assert.Contains(t, text, `remove "delete_*" from tools.profiles.ci.ask`)
+	assert.Zero(t, deleted.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"ci delete_*"}, heard)
+}
+
+// A profiled client's tools/list may come without params, as the TypeScript SDK's listTools() sends it: it is
+// the first page, filtered, and never a crash of the front.
+func TestProfilesListToolsWithoutParams(t *testing.T) {
+	ts, _, _ := profileFront(t, runtime.ModeOff, nil)
+	post := func(session, body string) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+ciToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", legacyProtocol)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, string(data)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyProtocol+
+		`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	session := resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, session)
+	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, body := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"read_file"`)
+	assert.NotContains(t, body, "delete_repository", "filtered by the CI profile")
+	assert.NotContains(t, body, `"error"`)
+}

@@ -53,9 +53,10 @@ type ServerOptions struct {
 	Approver runtime.Approver
 	// ApprovalHint, when set, says how to allow a tool whose call was blocked because it needs approval and its
 	// client cannot ask its user (no elicitation): rule is the policy entry that asks for approval, or "" when
-	// the tool's pinned definition changed. It is appended to the blocked call's message. nil (or "") gives a
-	// generic hint naming the rule.
-	ApprovalHint func(tool *catalog.Tool, rule string) string
+	// the tool's pinned definition changed; profile is the Name of the client's profile (Profiles), "" for the
+	// runtime's policy, so that the hint can name the rules that client is under. It is appended to the blocked
+	// call's message. nil (or "") gives a generic hint naming the rule.
+	ApprovalHint func(tool *catalog.Tool, rule, profile string) string
 	// AllowedOrigins are browser origins ("https://app.example.com") whose requests Handler accepts, besides
 	// loopback ones. A request with any other Origin header is refused with 403.
 	AllowedOrigins []string
