@@ -366,9 +366,11 @@ func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation,
 			}
 		}
 		resume := hostfns.Suspend(ctx)
+		// Read the clock before the timer starts: a wait cut at approvalTimeoutMs is then recorded (and spent
+		// from the budget) as at least that long, however late this goroutine runs between the two.
+		asked := time.Now()
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		stop := context.AfterFunc(ctx, cancel)
-		asked := time.Now()
 		d, err := approve(actx, approver, *inv)
 		late := actx.Err() != nil
 		stop()

@@ -128,6 +128,9 @@ func chaosDuration(t *testing.T) time.Duration {
 type chaosLedger struct {
 	callTimeout, bound time.Duration
 	closing            atomic.Bool
+	// lag, when set, is the twin the bound is measured against: a call may end later than the bound by twice
+	// what the scheduler delayed a sleeping goroutine while the call ran, since load stretches both alike.
+	lag *lagProbe
 
 	mu         sync.Mutex
 	calls      map[string]int            // by path
@@ -152,9 +155,13 @@ func (l *chaosLedger) record(path, server, tool string, took time.Duration, kind
 	if problem != "" {
 		problems = append(problems, problem)
 	}
-	if took > l.bound {
-		problems = append(problems, fmt.Sprintf("took %s, more than CallTimeout %s + slack %s",
-			took, l.callTimeout, l.bound-l.callTimeout))
+	var late time.Duration
+	if l.lag != nil {
+		late = l.lag.since(time.Now().Add(-took))
+	}
+	if took > l.bound+2*late {
+		problems = append(problems, fmt.Sprintf("took %s, more than CallTimeout %s + slack %s + twice the %s a "+
+			"sleeping goroutine was held up meanwhile", took, l.callTimeout, l.bound-l.callTimeout, late))
 	}
 	if kind == kindTimeout && took < l.callTimeout {
 		problems = append(problems, fmt.Sprintf("reported no answer within %s after only %s", l.callTimeout, took))
@@ -183,6 +190,67 @@ func (l *chaosLedger) record(path, server, tool string, took time.Duration, kind
 	for _, p := range problems {
 		l.violationLocked(fmt.Sprintf("%s: %s: %s", what, p, detail))
 	}
+}
+
+// lagProbe measures how late the scheduler runs a goroutine that sleeps lagTick at a time, in the same process
+// and conditions as the soak's calls: the sum of its overshoots over a window is how much load delayed anything
+// that waited on a timer in it.
+type lagProbe struct {
+	mu      sync.Mutex
+	samples []lagSample // oldest first; a window of chaosLiveness
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+type lagSample struct {
+	at   time.Time
+	late time.Duration // the overshoots so far
+}
+
+const lagTick = 50 * time.Millisecond
+
+func startLagProbe() *lagProbe {
+	p := &lagProbe{samples: []lagSample{{at: time.Now()}}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for {
+			began := time.Now()
+			select {
+			case <-p.stop:
+				return
+			case <-time.After(lagTick):
+			}
+			now := time.Now()
+			p.mu.Lock()
+			last := p.samples[len(p.samples)-1]
+			p.samples = append(p.samples, lagSample{at: now, late: last.late + max(0, now.Sub(began)-lagTick)})
+			if len(p.samples) > int(chaosLiveness/lagTick) {
+				p.samples = p.samples[1:]
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+// since is how late the probe ran from t0 until now, counting the sample in progress at t0 whole.
+func (p *lagProbe) since(t0 time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last := p.samples[len(p.samples)-1]
+	base := p.samples[0].late
+	for i := len(p.samples) - 1; i >= 0; i-- {
+		if !p.samples[i].at.After(t0) {
+			base = p.samples[i].late
+			break
+		}
+	}
+	return last.late - base + max(0, time.Since(last.at)-lagTick)
+}
+
+func (p *lagProbe) close() {
+	close(p.stop)
+	<-p.done
 }
 
 func (l *chaosLedger) violation(format string, args ...any) {
@@ -1215,6 +1283,8 @@ func TestSoakMCPChaos(t *testing.T) {
 	requireProc(t)
 	duration := chaosDuration(t)
 	warmUp(t)
+	lag := startLagProbe()
+	defer lag.close()
 	leakOpt := goleak.IgnoreCurrent()
 	fdsBefore := openFDs(t)
 	childrenBefore := children(t)
@@ -1230,6 +1300,7 @@ func TestSoakMCPChaos(t *testing.T) {
 	}
 	s.hang = newHangServer(s.release)
 	s.checker = &catalogChecker{flood: s.flood}
+	s.ledger.lag = lag
 
 	stderr := &syncBuffer{} // the children's "pid N" lines
 	progress := &progressCounter{}
@@ -1455,6 +1526,14 @@ func TestSoakMCPChaosDetectors(t *testing.T) {
 		l.record("direct", srvHealthy, "echo", time.Millisecond, kindClosed, "", "")
 		assert.Equal(t, 5, l.violationCount(), "during Close, healthy calls may fail as closed")
 		assert.Contains(t, l.summary(), "max call time: 4.001s")
+
+		// Measured against an idle twin, a call that ran a second past the bound is still a violation.
+		l = newChaosLedger(chaosCallTimeout, chaosCallBound)
+		l.lag = startLagProbe()
+		defer l.lag.close()
+		time.Sleep(5 * lagTick)
+		l.record("direct", srvHanger, "echo", chaosCallBound+time.Second, kindTimeout, "", "")
+		assert.Equal(t, 1, l.violationCount(), l.violations)
 	})
 
 	t.Run("errors", func(t *testing.T) {

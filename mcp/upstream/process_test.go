@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 )
 
 // newChildSource starts children of the test binary through the real dial path (New, not a test dialer).
@@ -147,6 +151,72 @@ func TestCallToAServerThatStoppedReadingEndsAtItsTimeout(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.False(t, alive(t, pids(stderr.String(), "pid")[0]))
 	require.NoError(t, src.Close(context.Background()))
+}
+
+// Which fires first when a server stops reading, the call's timer or its write's bound, is up to the scheduler
+// (under load the write's often wins). Here the write's bound is far shorter than the call's timeout, so it always
+// wins: the session must still be given up and the server reconnected, not left ready with a spent writer that
+// fails every later call at once.
+func TestAWriteTimingOutBeforeItsCallDropsTheSession(t *testing.T) {
+	const writeBound = 100 * time.Millisecond
+	var dials, deafened atomic.Int32
+	dial := func(_ context.Context, u *server) (*dialed, error) {
+		dials.Add(1)
+		c1, c2 := net.Pipe() // unbuffered: a write waits for the server to read it
+		deaf, gone := make(chan struct{}), make(chan struct{})
+		var once, stopped sync.Once
+		go rawServer(&stopsReading{Conn: c2, deaf: deaf, gone: gone}, func(method string, id, _ json.RawMessage) string {
+			switch method {
+			case "tools/list":
+				return result(id, `{"tools":[{"name":"deafen","inputSchema":{"type":"object"}},`+
+					`{"name":"echo","inputSchema":{"type":"object"}}]}`)
+			case "tools/call":
+				once.Do(func() { deafened.Add(1); close(deaf) })
+				return result(id, `{"content":[{"type":"text","text":"deaf"}]}`)
+			}
+			return ""
+		})
+		return &dialed{
+			transport: &sdk.IOTransport{Reader: c1, Writer: seam.NewBoundedWriter(c1, writeBound)},
+			stop:      func(time.Time) { c1.Close(); stopped.Do(func() { close(gone) }) },
+		}, nil
+	}
+	opts := fastOptions(nil)
+	opts.CallTimeout = time.Minute // its timer never fires during this test
+	src := startSource(t, inMemoryConfig("deaf"), opts, map[string]dialFunc{"deaf": dial})
+
+	_, err := call(t, src, "deafen", `{}`)
+	require.NoError(t, err)
+	began := time.Now()
+	_, err = call(t, src, "echo", `{}`)
+	took := time.Since(began)
+	var se *ServerError
+	require.ErrorAs(t, err, &se)
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the write gave up, not the call")
+	assert.Less(t, took, opts.CallTimeout/2, "the call ended at its write's bound")
+
+	require.Eventually(t, func() bool { return dials.Load() == 2 && src.Status()[0].State == StateReady },
+		10*time.Second, 10*time.Millisecond, "the server is reconnected: %+v", src.Status())
+	res, err := call(t, src, "echo", `{}`)
+	require.NoError(t, err, "the new session answers")
+	assert.Equal(t, "deaf", res.text)
+}
+
+// stopsReading is a server's end of a pipe that stops reading once deaf is closed, as a hung server does, until
+// the client has stopped the connection (gone).
+type stopsReading struct {
+	net.Conn
+	deaf, gone chan struct{}
+}
+
+func (s *stopsReading) Read(p []byte) (int, error) {
+	select {
+	case <-s.deaf:
+		<-s.gone
+		return 0, io.EOF
+	default:
+	}
+	return s.Conn.Read(p)
 }
 
 func TestChildWritesGarbage(t *testing.T) {
