@@ -58,7 +58,14 @@ var dependencyRules = []dependencyRule{
 	{pkg: "", forbidden: otelSDK, except: []string{"internal/otelsetup", "cmd/toolsearch"},
 		reason: "the library speaks the OpenTelemetry API alone and takes its providers from Options; the SDK and " +
 			"its exporters belong to the program (internal/otelsetup, used by cmd/toolsearch)"},
+	{pkg: "", forbidden: otlpCodegen,
+		reason: "OTLP is written by hand (internal/otelsetup/wire.go): the generated OTLP messages, the protobuf " +
+			"runtime and gRPC that the exporters of go.opentelemetry.io bring add 14 MB to the binary (RATIONALE.md)"},
 }
+
+// otlpCodegen are the packages behind the upstream OTLP exporters; tests may use them to decode what we send.
+var otlpCodegen = []string{"go.opentelemetry.io/otel/exporters/otlp", "go.opentelemetry.io/proto", "google.golang.org/protobuf",
+	"google.golang.org/grpc"}
 
 // otelSDK are the OpenTelemetry packages that are not the API: the SDK, its exporters and what they pull in.
 var otelSDK = []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/proto",
@@ -114,6 +121,8 @@ func TestDependencyRulesTrip(t *testing.T) {
 		{"otelsetup holds the SDK", pkg("internal/otelsetup", "go.opentelemetry.io/otel/sdk/trace"), ""},
 		{"the command uses otelsetup", listedPackage{ImportPath: ours("cmd/toolsearch"),
 			Deps: []string{ours("internal/otelsetup"), "go.opentelemetry.io/otel/sdk/trace"}}, ""},
+		{"the command depends on the protobuf runtime", listedPackage{ImportPath: ours("cmd/toolsearch"),
+			Deps: []string{"google.golang.org/protobuf/proto"}}, "OTLP is written by hand"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := violations([]listedPackage{tc.pkg})

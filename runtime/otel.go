@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolsearch/toolsearch/catalog"
 )
@@ -108,6 +109,9 @@ var secondsBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 type telemetry struct {
 	tracer  trace.Tracer
 	content bool
+	// traceless is set for the no-op tracer provider (what the toolsearch command passes when no OTEL_* variable
+	// is set): spans are then not started at all, since even a no-op Start allocates a context for its span.
+	traceless bool
 
 	modelCalls, toolCalls, searches, describes, codeRuns, approvals, repairs, runs metric.Int64Counter
 	toolDuration, codeDuration, approvalWait                                       metric.Float64Histogram
@@ -125,7 +129,8 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, content bool
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	t := &telemetry{tracer: tp.Tracer(InstrumentationName), content: content}
+	_, traceless := tp.(tracenoop.TracerProvider)
+	t := &telemetry{tracer: tp.Tracer(InstrumentationName), content: content, traceless: traceless}
 	m := mp.Meter(InstrumentationName)
 	if !t.instruments(m) {
 		// Only a meter that refuses valid instruments gets here; telemetry is not worth failing New for.
@@ -199,8 +204,12 @@ func fail(span trace.Span, kind, reason string) {
 
 // startRunSpan starts the span of a run, a child of StartRun's context.
 func (r *Run) startRunSpan(ctx context.Context) {
-	_, r.span = r.rt.tel.tracer.Start(ctx, SpanRun)
 	tel := r.rt.tel
+	if tel.traceless {
+		r.span = noSpan
+	} else {
+		_, r.span = tel.tracer.Start(ctx, SpanRun)
+	}
 	if tel.runs.Enabled(ctx) {
 		tel.runs.Add(ctx, 1, metric.WithAttributes(attrMode.String(string(r.mode))))
 	}
@@ -232,6 +241,9 @@ func (r *Run) endRunSpan(t Telemetry) {
 // startModelCall starts the span of one model call. Its parent is the caller's span; a caller without one (a
 // gateway that traces nothing itself) gets it under the run's span, so that the calls of a turn form one trace.
 func (r *Run) startModelCall(ctx context.Context, call ToolCall) (context.Context, trace.Span) {
+	if r.rt.tel.traceless {
+		return ctx, noSpan
+	}
 	if !trace.SpanContextFromContext(ctx).IsValid() && r.span.SpanContext().IsValid() {
 		ctx = trace.ContextWithSpan(ctx, r.span)
 	}

@@ -93,7 +93,9 @@ func startCatalogRun(ctx context.Context, f *catalogFlags, tools []catalog.Tool,
 		// A changed pinned definition is held here as it is in mcp serve, and approvals wait as long.
 		cfg.PinFile, cfg.ApprovalTimeoutMs = lc.toolSearch.PinFile, lc.toolSearch.ApprovalTimeoutMs
 	}
-	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Policy: f.source.policy, Approver: approver})
+	tel := providersFrom(ctx)
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Policy: f.source.policy, Approver: approver,
+		TracerProvider: tel.tp, MeterProvider: tel.mp, TraceContent: captureContent()})
 	if err != nil {
 		return nil, nil, err
 	}

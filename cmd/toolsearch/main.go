@@ -29,12 +29,12 @@ const (
 func commands() map[string]command {
 	return map[string]command{
 		"version":  {summary: "print the version", run: runVersion},
-		"run":      {summary: "run one code-mode script in the sandbox and print its result as JSON", run: runRun},
-		"search":   {summary: "rank the tools of a catalog file for a query", run: runSearch},
+		"run":      {summary: "run one code-mode script in the sandbox and print its result as JSON", run: traced("run", runRun)},
+		"search":   {summary: "rank the tools of a catalog file for a query", run: traced("search", runSearch)},
 		"config":   {summary: "get or set a value of the config file (keeps its comments)", run: runConfig},
 		"demo":     {summary: "run the end-to-end scenario: every mode, 36 and 500 tools, no network", run: runDemo},
-		"describe": {summary: "print the full schemas of one tool of a catalog file", run: runDescribe},
-		"call":     {summary: "call one tool of a catalog file through the pipeline (a dry run)", run: runCall},
+		"describe": {summary: "print the full schemas of one tool of a catalog file", run: traced("describe", runDescribe)},
+		"call":     {summary: "call one tool of a catalog file through the pipeline (a dry run)", run: traced("call", runCall)},
 		"mcp":      {summary: "serve Tool Search over the servers of an MCP config, to any MCP client", run: runMCP},
 		"pins":     {summary: "list or forget pinned tool definitions (tools.toolSearch.pinFile)", run: runPins},
 	}

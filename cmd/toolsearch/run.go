@@ -276,7 +276,9 @@ func runScript(ctx context.Context, cfg runtime.Config, tools []catalog.Tool, co
 		return nil, false, err
 	}
 	defer sb.Close(context.Background())
-	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Sandbox: sb, Policy: policy, Approver: approver})
+	tel := providersFrom(ctx)
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Sandbox: sb, Policy: policy, Approver: approver,
+		TracerProvider: tel.tp, MeterProvider: tel.mp, TraceContent: captureContent()})
 	if err != nil {
 		return nil, false, err
 	}

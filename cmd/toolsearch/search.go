@@ -11,6 +11,9 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/textcut"
 )
@@ -141,6 +144,9 @@ func runSearch(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitFailure
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.Int("toolsearch.search.hits", len(hits)), attribute.Int("toolsearch.catalog.size", len(tools)))
 	}
 	if *asJSON {
 		return writeLine(out, stderr, query, hits)

@@ -126,7 +126,9 @@ func (s *toolSource) loadAll(ctx context.Context, progress io.Writer) ([]catalog
 		return nil, nil, err
 	}
 	skipSelfReferences(progress, "toolsearch: "+s.mcpConfigPath, lc.servers)
-	opts := &upstream.Options{Progress: progress, ChildEnv: childEnv(), StartTimeout: s.startTimeout}
+	tel := providersFrom(ctx)
+	opts := &upstream.Options{Progress: progress, ChildEnv: childEnv(), StartTimeout: s.startTimeout,
+		TracerProvider: tel.tp, MeterProvider: tel.mp}
 	if s.startTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.startTimeout)

@@ -13,6 +13,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/toolsearch/toolsearch/internal/otelsetup"
 	"github.com/toolsearch/toolsearch/mcp/front"
 )
@@ -36,6 +43,68 @@ func startTelemetry(ctx context.Context, stderr io.Writer, prometheus bool) (*ot
 	}
 	return tel, nil
 }
+
+// oneShotShutdownTimeout bounds the flush of a one-shot command's spans and metrics at exit: a collector that is
+// down costs the command at most this long, never a hang. A variable, for the test of a collector that never
+// answers.
+var oneShotShutdownTimeout = 5 * time.Second
+
+// telemetryKey is the context key of a one-shot command's providers.
+type telemetryKey struct{}
+
+// providers are the tracer and meter providers a command hands to the runtime and the Source.
+type providers struct {
+	tp trace.TracerProvider
+	mp metric.MeterProvider
+}
+
+// providersFrom returns the providers traced put into ctx: no-ops when the command was not wrapped (a test
+// driving one function), so that nothing reaches the process-wide providers.
+func providersFrom(ctx context.Context) providers {
+	if p, ok := ctx.Value(telemetryKey{}).(providers); ok {
+		return p
+	}
+	return providers{tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()}
+}
+
+// traced wraps a one-shot command (run, search, describe, call) so that it exports spans and metrics as mcp serve
+// does, from the same OTEL_* environment: the providers go to the command through its context, its work joins
+// the trace of TRACEPARENT (and TRACESTATE, BAGGAGE) when the caller set one, as OpenTelemetry's environment
+// carriers propose, and what is buffered is flushed before the command returns, within oneShotShutdownTimeout.
+// The process-wide providers are left alone, since tests run many commands in one process.
+func traced(name string, fn func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int) func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		tel, err := otelsetup.Setup(ctx, &otelsetup.Options{ServiceVersion: version, KeepGlobals: true})
+		if err != nil {
+			fmt.Fprintf(stderr, "toolsearch %s: %v\n", name, err)
+			return exitFailure
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), oneShotShutdownTimeout)
+			defer cancel()
+			if err := tel.Shutdown(ctx); err != nil {
+				fmt.Fprintf(stderr, "toolsearch %s: exporting telemetry: %v\n", name, err)
+			}
+		}()
+		ctx = context.WithValue(ctx, telemetryKey{}, providers{tel.TracerProvider, tel.MeterProvider})
+		ctx = otelsetup.ContextFromEnvironment(ctx, os.Getenv)
+		ctx, span := tel.TracerProvider.Tracer(cliInstrumentation).Start(ctx, "toolsearch "+name,
+			trace.WithAttributes(attribute.String("toolsearch.command", name)))
+		code := fn(ctx, args, stdin, stdout, stderr)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.Int("process.exit.code", code))
+			if code != exitOK {
+				span.SetStatus(codes.Error, fmt.Sprintf("exit status %d", code))
+			}
+		}
+		span.End()
+		return code
+	}
+}
+
+// cliInstrumentation is the tracer name of the command's own spans: one per one-shot command, the parent of
+// the runtime's run and the MCP servers' requests.
+const cliInstrumentation = "github.com/toolsearch/toolsearch/cmd/toolsearch"
 
 func captureContent() bool {
 	return strings.EqualFold(strings.TrimSpace(os.Getenv(captureContentEnv)), "true")

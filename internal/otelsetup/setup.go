@@ -10,10 +10,9 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -31,6 +30,9 @@ type Options struct {
 	ServiceVersion string
 	// Prometheus keeps the metrics in memory for Telemetry.Metrics, which serves them as Prometheus text.
 	Prometheus bool
+	// KeepGlobals leaves the global providers of go.opentelemetry.io/otel as they are; by default Setup installs
+	// its own there, for code that takes the globals.
+	KeepGlobals bool
 }
 
 // Telemetry is what Setup made: the providers to hand to the library, and what serves /metrics.
@@ -56,12 +58,14 @@ const DefaultServiceName = "toolsearch"
 //   - metrics likewise, with OTEL_METRICS_EXPORTER and OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
 //   - OTEL_EXPORTER_OTLP_PROTOCOL (or the _TRACES_ / _METRICS_ one) must be http/protobuf, the default;
 //   - OTEL_SDK_DISABLED=true turns off both exports (Options.Prometheus, asked for explicitly, still serves);
-//   - the exporters read the endpoint, headers, timeout and certificates themselves, the tracer provider reads
+//   - the exporters (our own, see wire.go) read OTEL_EXPORTER_OTLP_{,TRACES_,METRICS_}ENDPOINT, _HEADERS,
+//     _TIMEOUT, _COMPRESSION (gzip or none), _CERTIFICATE, _CLIENT_CERTIFICATE and _CLIENT_KEY, and
+//     OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE; the tracer provider reads
 //     OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, the batch processor OTEL_BSP_*, the periodic reader
 //     OTEL_METRIC_EXPORT_INTERVAL, and the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
 //
 // With nothing set, both providers are no-ops and Setup starts nothing. The providers are also installed as the
-// global ones. The caller must call Shutdown, which flushes what is buffered.
+// global ones unless Options.KeepGlobals. The caller must call Shutdown, which flushes what is buffered.
 func Setup(ctx context.Context, opts *Options) (*Telemetry, error) {
 	var o Options
 	if opts != nil {
@@ -85,23 +89,32 @@ func Setup(ctx context.Context, opts *Options) (*Telemetry, error) {
 		return nil, err
 	}
 	if traces {
-		exp, err := otlptracehttp.New(ctx)
+		c, err := newOTLPClient("TRACES", "/v1/traces", userAgent(o.ServiceVersion))
 		if err != nil {
-			return nil, fmt.Errorf("otelsetup: the OTLP trace exporter: %w", err)
+			return nil, err
 		}
+		exp := &spanExporter{c}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 		t.TracerProvider, t.Traces = tp, endpoint("TRACES", "/v1/traces")
 		t.shutdown = append(t.shutdown, tp.Shutdown)
-		otel.SetTracerProvider(tp)
+		if !o.KeepGlobals {
+			otel.SetTracerProvider(tp)
+		}
 	}
 	var readers []sdkmetric.Option
 	if metrics {
-		exp, err := otlpmetrichttp.New(ctx)
+		c, err := newOTLPClient("METRICS", "/v1/metrics", userAgent(o.ServiceVersion))
+		if err == nil {
+			var sel sdkmetric.TemporalitySelector
+			if sel, err = temporalitySelector(); err == nil {
+				exp := &metricExporter{c: c, temporality: sel}
+				readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+			}
+		}
 		if err != nil {
 			_ = t.Shutdown(ctx)
-			return nil, fmt.Errorf("otelsetup: the OTLP metric exporter: %w", err)
+			return nil, err
 		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 		t.OTLPMetrics = endpoint("METRICS", "/v1/metrics")
 	}
 	if o.Prometheus {
@@ -113,7 +126,9 @@ func Setup(ctx context.Context, opts *Options) (*Telemetry, error) {
 		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
 		t.MeterProvider = mp
 		t.shutdown = append(t.shutdown, mp.Shutdown)
-		otel.SetMeterProvider(mp)
+		if !o.KeepGlobals {
+			otel.SetMeterProvider(mp)
+		}
 	}
 	return t, nil
 }
@@ -157,6 +172,14 @@ func wanted(signal string, disabled bool) (bool, error) {
 	return true, nil
 }
 
+// userAgent names the exporter to the collector.
+func userAgent(version string) string {
+	if version == "" {
+		version = "devel"
+	}
+	return "toolsearch/" + version + " (OTLP/HTTP protobuf)"
+}
+
 // endpoint is where a signal goes, as the exporter will read it, for a person.
 func endpoint(signal, path string) string {
 	if e := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); e != "" {
@@ -179,4 +202,21 @@ func newResource(ctx context.Context, version string) (*resource.Resource, error
 		return nil, fmt.Errorf("otelsetup: resource: %w", err)
 	}
 	return res, nil
+}
+
+// ContextFromEnvironment returns ctx with the trace context and baggage of the TRACEPARENT, TRACESTATE and
+// BAGGAGE environment variables (OpenTelemetry's environment carriers, which a traced parent process sets), so
+// that a command's spans join its caller's trace. getenv is os.Getenv outside tests. Without a valid
+// TRACEPARENT, ctx is returned as it is.
+func ContextFromEnvironment(ctx context.Context, getenv func(string) string) context.Context {
+	carrier := propagation.MapCarrier{}
+	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+		if v := getenv(strings.ToUpper(k)); v != "" {
+			carrier[k] = v
+		}
+	}
+	if len(carrier) == 0 {
+		return ctx
+	}
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Extract(ctx, carrier)
 }

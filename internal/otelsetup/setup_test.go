@@ -13,8 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -25,7 +28,10 @@ func clearEnv(t *testing.T) {
 	for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER",
 		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
-		"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_TRACES_SAMPLER"} {
+		"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_TRACES_SAMPLER", "OTEL_EXPORTER_OTLP_HEADERS",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_COMPRESSION",
+		"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+		"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"} {
 		t.Setenv(k, "")
 	}
 }
@@ -233,4 +239,45 @@ func TestPrometheusText(t *testing.T) {
 	rec = httptest.NewRecorder()
 	tel.Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/metrics", nil))
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}
+
+func TestContextFromEnvironment(t *testing.T) {
+	env := map[string]string{
+		"TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"TRACESTATE":  "vendor=x",
+		"BAGGAGE":     "tenant=acme",
+	}
+	ctx := ContextFromEnvironment(context.Background(), func(k string) string { return env[k] })
+	sc := trace.SpanContextFromContext(ctx)
+	assert.True(t, sc.IsRemote())
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", sc.TraceID().String())
+	assert.Equal(t, "00f067aa0ba902b7", sc.SpanID().String())
+	assert.Equal(t, "vendor=x", sc.TraceState().String())
+	assert.Equal(t, "acme", baggage.FromContext(ctx).Member("tenant").Value())
+
+	bare := context.Background()
+	assert.Equal(t, bare, ContextFromEnvironment(bare, func(string) string { return "" }))
+	bad := ContextFromEnvironment(bare, func(k string) string {
+		if k == "TRACEPARENT" {
+			return "not a traceparent"
+		}
+		return ""
+	})
+	assert.False(t, trace.SpanContextFromContext(bad).IsValid(), "a malformed TRACEPARENT is ignored")
+}
+
+func TestSetupKeepGlobals(t *testing.T) {
+	clearEnv(t)
+	rc := &receiver{}
+	ts := httptest.NewServer(rc)
+	t.Cleanup(ts.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", ts.URL)
+	before := otel.GetTracerProvider()
+	tel, err := Setup(context.Background(), &Options{KeepGlobals: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	assert.Same(t, before, otel.GetTracerProvider(), "the global provider is left alone")
+	_, span := tel.TracerProvider.Tracer("t").Start(context.Background(), "x")
+	assert.True(t, span.IsRecording())
+	span.End()
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -207,18 +209,20 @@ func (u *server) featureSession(ctx context.Context, op string) (*sdk.ClientSess
 // ReadResource reads one resource of u by the server's own URI, within Options.MaxReadBytes and
 // Options.MaxConcurrentReads.
 func (u *server) ReadResource(ctx context.Context, params *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error) {
-	return boundedRead(ctx, u, "read resource "+params.URI, params, (*sdk.ClientSession).ReadResource)
+	return boundedRead(ctx, u, "read resource "+params.URI, request{"resources/read", params.URI}, params,
+		(*sdk.ClientSession).ReadResource)
 }
 
 // GetPrompt gets one prompt of u by the server's own name, within the same bounds as ReadResource.
 func (u *server) GetPrompt(ctx context.Context, params *sdk.GetPromptParams) (*sdk.GetPromptResult, error) {
-	return boundedRead(ctx, u, "get prompt "+params.Name, params, (*sdk.ClientSession).GetPrompt)
+	return boundedRead(ctx, u, "get prompt "+params.Name, request{"prompts/get", params.Name}, params,
+		(*sdk.ClientSession).GetPrompt)
 }
 
 // boundedRead is featureCall for the requests whose results pass whole to a client: it waits for one of u's read
 // slots, and reports a result the transport dropped for its size (filterReply) as ErrResultTooLarge. The slots
 // are u's own, so a server that hangs holds up only reads of its own.
-func boundedRead[P, R any](ctx context.Context, u *server, op string, params P,
+func boundedRead[P sdk.Params, R any](ctx context.Context, u *server, op string, req request, params P,
 	send func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
 	var none R
 	select {
@@ -228,7 +232,7 @@ func boundedRead[P, R any](ctx context.Context, u *server, op string, params P,
 			Err: fmt.Errorf("waiting for one of the %d reads in flight to end: %w", cap(u.reads), ctx.Err())}
 	}
 	defer func() { <-u.reads }()
-	res, err := featureCall(ctx, u, op, params, send)
+	res, err := featureCall(ctx, u, op, req, params, send)
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) && wire.Code == codeResultTooLarge {
 		return none, &ServerError{Server: u.name, Op: op, Err: fmt.Errorf("%w: %s", ErrResultTooLarge, wire.Message)}
@@ -238,12 +242,13 @@ func boundedRead[P, R any](ctx context.Context, u *server, op string, params P,
 
 // Complete asks u to complete an argument of one of its prompts or resource templates.
 func (u *server) Complete(ctx context.Context, params *sdk.CompleteParams) (*sdk.CompleteResult, error) {
-	return featureCall(ctx, u, "complete", params, (*sdk.ClientSession).Complete)
+	return featureCall(ctx, u, "complete", request{method: "completion/complete"}, params, (*sdk.ClientSession).Complete)
 }
 
 // featureCall sends one request about u's features (op names it in errors) on the session featureSession picks,
-// and reports its failure as featureError does.
-func featureCall[P, R any](ctx context.Context, u *server, op string, params P,
+// in a client span of its own whose trace context goes to the server in the request's _meta, and reports its
+// failure as featureError does.
+func featureCall[P sdk.Params, R any](ctx context.Context, u *server, op string, req request, params P,
 	send func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
 	sess, callCtx, done, err := u.featureSession(ctx, op)
 	if err != nil {
@@ -251,8 +256,25 @@ func featureCall[P, R any](ctx context.Context, u *server, op string, params P,
 		return none, err
 	}
 	defer done()
+	began := time.Now()
+	callCtx, span := u.startRequest(callCtx, req.method, req.target)
+	withTraceContext(callCtx, params)
 	res, err := send(sess, callCtx, params)
+	u.endRequest(callCtx, span, began, req.method, req.target, err, false)
 	return res, u.featureError(ctx, callCtx, op, err)
+}
+
+// request names one MCP request for its span: the method, and what it is about (a prompt's name, a resource's
+// URI), "" for nothing.
+type request struct{ method, target string }
+
+// withTraceContext puts ctx's trace context into the _meta of params. The _meta the front passes is the
+// client's own, shared with its other requests, so the entries are copied first.
+func withTraceContext(ctx context.Context, params sdk.Params) {
+	meta := maps.Clone(params.GetMeta())
+	if meta = seam.InjectMeta(ctx, meta); meta != nil {
+		params.SetMeta(meta)
+	}
 }
 
 // featureError passes the server's own JSON-RPC errors (not found, invalid params) on as they are, so the
@@ -338,10 +360,21 @@ func (u *server) subscribeOn(ctx context.Context, op, uri string, on bool) error
 		}
 		return &ServerError{Server: u.name, Op: op, Err: ErrNotSupported}
 	}
+	method := "resources/unsubscribe"
 	if on {
-		err = sess.Subscribe(callCtx, &sdk.SubscribeParams{URI: uri})
-	} else {
-		err = sess.Unsubscribe(callCtx, &sdk.UnsubscribeParams{URI: uri})
+		method = "resources/subscribe"
 	}
+	began := time.Now()
+	callCtx, span := u.startRequest(callCtx, method, uri)
+	if on {
+		params := &sdk.SubscribeParams{URI: uri}
+		withTraceContext(callCtx, params)
+		err = sess.Subscribe(callCtx, params)
+	} else {
+		params := &sdk.UnsubscribeParams{URI: uri}
+		withTraceContext(callCtx, params)
+		err = sess.Unsubscribe(callCtx, params)
+	}
+	u.endRequest(callCtx, span, began, method, uri, err, false)
 	return u.featureError(ctx, callCtx, op, err)
 }

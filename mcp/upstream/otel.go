@@ -19,7 +19,8 @@ import (
 const InstrumentationName = "github.com/toolsearch/toolsearch/mcp/upstream"
 
 // The span and metric names of package upstream. Requests to servers follow the OpenTelemetry MCP conventions
-// ("tools/call <tool>", a client span); a start attempt is ours.
+// (client spans "tools/call <tool>", "tools/list", "prompts/get <prompt>", "resources/read",
+// "resources/subscribe", "resources/unsubscribe", "completion/complete"); a start attempt is ours.
 const (
 	SpanStart            = "toolsearch.mcp.start"          // one attempt to start or connect a server: "toolsearch.mcp.start <server>"
 	MetricClientDuration = "mcp.client.operation.duration" // s, by mcp.method.name, gen_ai.tool.name, server, error.type
@@ -28,6 +29,8 @@ const (
 	attrMethod           = attribute.Key("mcp.method.name")
 	attrSessionID        = attribute.Key("mcp.session.id")
 	attrToolName         = attribute.Key("gen_ai.tool.name")
+	attrPromptName       = attribute.Key("gen_ai.prompt.name")
+	attrResourceURI      = attribute.Key("mcp.resource.uri")
 	attrOperation        = attribute.Key("gen_ai.operation.name")
 	attrTransport        = attribute.Key("network.transport")
 	attrErrorType        = attribute.Key("error.type")
@@ -104,18 +107,25 @@ func (u *server) transportOf() string {
 	return "pipe"
 }
 
-// startRequest starts the client span of one MCP request to the server: "<method> <target>", or the method
-// alone. The session's Mcp-Session-Id is left out: whoever knows it can use the session.
+// startRequest starts the client span of one MCP request to the server, named as the OpenTelemetry MCP
+// conventions name it: "<method> <target>" for a tool or a prompt, the method alone otherwise (a resource's URI
+// goes into an attribute: as a span name it would make names without end). The session's Mcp-Session-Id is left
+// out: whoever knows it can use the session.
 func (u *server) startRequest(ctx context.Context, method, target string) (context.Context, trace.Span) {
 	name := method
-	if target != "" {
+	if target != "" && (method == "tools/call" || method == "prompts/get") {
 		name += " " + target
 	}
 	ctx, span := u.src.tel.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
 		span.SetAttributes(attrMethod.String(method), attrServer.String(u.name), attrTransport.String(u.transportOf()))
-		if method == "tools/call" {
+		switch method {
+		case "tools/call":
 			span.SetAttributes(attrToolName.String(target), attrOperation.String("execute_tool"))
+		case "prompts/get":
+			span.SetAttributes(attrPromptName.String(target))
+		case "resources/read", "resources/subscribe", "resources/unsubscribe":
+			span.SetAttributes(attrResourceURI.String(target))
 		}
 	}
 	return ctx, span
