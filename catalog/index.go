@@ -73,6 +73,7 @@ type rankConfig struct {
 	shortActions bool
 
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
+	noPrune                                                   bool // score every matched tool (see scoreQuery), to test pruning against
 }
 
 func defaultRankConfig() rankConfig {
@@ -133,6 +134,9 @@ type index struct {
 	stemOf   map[string]uint32 // surface word → its term
 	postings [][]posting
 	idf      []float32
+	// maxW is the greatest posting.w of each term's list, for the bounds of pruning (see scoreQuery); a surface
+	// term's is kept when its postings are folded into its stem's.
+	maxW     [][2]float32
 	synonyms map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
 	exact    map[string][]uint32 // lowercased name or id → tools
 	// inlineName and inlineText give, for a stem, the "=word" and "~word" terms of its main form (the one most
@@ -260,6 +264,13 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				w: [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)}})
 		}
 		start = ends[d]
+	}
+	ix.maxW = make([][2]float32, len(ix.vocab))
+	for t, list := range ix.postings {
+		for _, p := range list {
+			ix.maxW[t][0] = max(ix.maxW[t][0], p.w[0])
+			ix.maxW[t][1] = max(ix.maxW[t][1], p.w[1])
+		}
 	}
 
 	ix.inlineSurfaces()
@@ -784,7 +795,6 @@ func better(a, b scored) bool {
 	}
 	return a.doc < b.doc
 }
-
 
 // coverageWeights says how much each query word counts towards coverage: nothing for a word no tool has or a
 // hint. In a terse query (up to coverageWords content words) every word is part of the need and counts 1. In a

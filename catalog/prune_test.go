@@ -1,0 +1,118 @@
+package catalog
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pruneQueries are the queries the pruning tests rank: the benchmark's, and requests made of the words of random
+// tools' names, descriptions and parameters, 2 to 9 words each, some with a word of another tool.
+func pruneQueries(tools []Tool, n int) []string {
+	r := rand.New(rand.NewPCG(7, uint64(len(tools))))
+	qs := synthQueries(tools)
+	for range n {
+		t := &tools[r.IntN(len(tools))]
+		text := TextOf(t)
+		words := strings.Fields(strings.Join([]string{text.Name, text.Description, text.Parameters}, " "))
+		other := strings.Fields(TextOf(&tools[r.IntN(len(tools))]).Description)
+		var q []string
+		for range 2 + r.IntN(8) {
+			if len(other) > 0 && r.IntN(4) == 0 {
+				q = append(q, other[r.IntN(len(other))])
+			} else if len(words) > 0 {
+				q = append(q, words[r.IntN(len(words))])
+			}
+		}
+		qs = append(qs, strings.Join(q, " "))
+	}
+	return qs
+}
+
+// TestPruningRanksAsFullScoring: on a large synthetic catalog and on every development set, a pruned search
+// returns exactly what scoring every matched tool returns (the same tools, order and float scores) for every
+// limit, and pruning does happen on many of the queries, so the comparison is not of one path with itself.
+func TestPruningRanksAsFullScoring(t *testing.T) {
+	type corpus struct {
+		name    string
+		tools   []Tool
+		queries []string
+	}
+	synth := synthTools(20000)
+	corpora := []corpus{{"synthetic", synth, pruneQueries(synth, 400)}}
+	for _, s := range loadQualitySets(t) {
+		var qs []string
+		for _, q := range s.Queries {
+			qs = append(qs, q.Text)
+		}
+		corpora = append(corpora, corpus{s.Name, s.tools, append(qs, pruneQueries(s.tools, 100)...)})
+	}
+	for _, c := range corpora {
+		t.Run(c.name, func(t *testing.T) {
+			full := defaultRankConfig()
+			full.noPrune = true
+			pruned, err := newCatalog(c.tools, nil, "", &counters{}, defaultRankConfig())
+			require.NoError(t, err)
+			plain, err := newCatalog(c.tools, nil, "", &counters{}, full)
+			require.NoError(t, err)
+			ix := pruned.ix
+			worth, done := 0, 0
+			for _, q := range c.queries {
+				for _, k := range []int{1, 3, 10, 20, 50} {
+					require.Equal(t, plain.ix.search(q, k), ix.search(q, k), "%q, limit %d", q, k)
+				}
+				pq := ix.parseQuery(q)
+				var buf [maxQueryGroups]lead
+				leads := ix.leads(&pq, buf[:0])
+				if !ix.worthPruning(&pq, leads) {
+					continue
+				}
+				worth++
+				s := ix.getScratch()
+				cv := ix.newCoverage(s, pq.groups)
+				if ix.prune(s, &pq, 10, leads, &cv, 1+ix.cfg.actionBonus) {
+					done++
+				}
+				for _, d := range s.touched {
+					s.cells[d] = cell{}
+				}
+				s.touched = s.touched[:0]
+				ix.scratch.Put(s)
+			}
+			t.Logf("%d queries, %d worth pruning, %d pruned", len(c.queries), worth, done)
+			if c.name == "synthetic" {
+				require.Greater(t, done, len(c.queries)/4, "pruning must be exercised")
+			}
+		})
+	}
+}
+
+// TestRestrict: galloping through a list finds exactly the postings of the tools asked for.
+func TestRestrict(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		var list []posting
+		for d := uint32(0); d < 3000; d++ {
+			if r.IntN(1+r.IntN(20)) == 0 {
+				list = append(list, posting{doc: d, w: [2]float32{float32(d), 0}})
+			}
+		}
+		var docs []uint32
+		for d := uint32(0); d < 3100; d++ {
+			if r.IntN(1+r.IntN(200)) == 0 {
+				docs = append(docs, d)
+			}
+		}
+		var want []posting
+		for _, p := range list {
+			for _, d := range docs {
+				if p.doc == d {
+					want = append(want, p)
+				}
+			}
+		}
+		require.Equal(t, want, restrict(nil, list, docs))
+	}
+}
