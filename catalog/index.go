@@ -132,8 +132,11 @@ type index struct {
 	byString []uint32          // term ids sorted by term, for prefix expansion
 	byFirst  map[byte][]string // surface words (unstemmed, as written in tools) by first letter, for typo fixes
 	stemOf   map[string]uint32 // surface word → its term
-	postings [][]posting
-	idf      []float32
+	postings [][]posting       // while building; then cols
+	// cols holds every term's postings, term after term; term t's are cols[start[t]:start[t+1]].
+	cols  columns
+	start []uint32
+	idf   []float32
 	// maxW is the greatest posting.w of each term's list, for the bounds of pruning (see scoreQuery); a surface
 	// term's is kept when its postings are folded into its stem's.
 	maxW     [][2]float32
@@ -274,6 +277,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	}
 
 	ix.inlineSurfaces()
+	ix.flatten()
 
 	ix.byString = make([]uint32, len(ix.vocab))
 	for i := range ix.byString {
@@ -341,6 +345,65 @@ func (ix *index) inlineSurfaces() {
 		}
 	}
 }
+
+// columns are postings as parallel arrays, so that a pass over a list reads only what it uses: a pass that
+// looks for tools found before reads only doc, and a word with no folded bonus reads doc and w. long is w itself
+// when the long-request weights are the terse ones.
+type columns struct {
+	doc        []uint32
+	w, long    []float32
+	name, text []float32
+}
+
+// plist is one term's postings.
+type plist columns
+
+// weights are the weights a query of mode reads (see parsedQuery.mode).
+func (l *plist) weights(mode int) []float32 {
+	if mode == 1 {
+		return l.long[:len(l.doc)]
+	}
+	return l.w[:len(l.doc)]
+}
+
+// flatten moves the postings into cols, and keeps w alone when the long-request weights are the same.
+func (ix *index) flatten() {
+	total := 0
+	for _, l := range ix.postings {
+		total += len(l)
+	}
+	same := ix.cfg.longBoost == ix.cfg.boost
+	c := columns{doc: make([]uint32, 0, total), w: make([]float32, 0, total), name: make([]float32, 0, total),
+		text: make([]float32, 0, total)}
+	if !same {
+		c.long = make([]float32, 0, total)
+	}
+	ix.start = make([]uint32, len(ix.postings)+1)
+	for t, l := range ix.postings {
+		ix.start[t] = uint32(len(c.doc))
+		for _, p := range l {
+			c.doc, c.w, c.name, c.text = append(c.doc, p.doc), append(c.w, p.w[0]), append(c.name, p.name), append(c.text, p.text)
+			if !same {
+				c.long = append(c.long, p.w[1])
+			}
+		}
+	}
+	ix.start[len(ix.postings)] = uint32(len(c.doc))
+	if same {
+		c.long = c.w
+	}
+	ix.cols, ix.postings = c, nil
+}
+
+// list returns term t's postings.
+func (ix *index) list(t uint32) plist {
+	lo, hi := ix.start[t], ix.start[t+1]
+	c := &ix.cols
+	return plist{doc: c.doc[lo:hi:hi], w: c.w[lo:hi:hi], long: c.long[lo:hi:hi], name: c.name[lo:hi:hi], text: c.text[lo:hi:hi]}
+}
+
+// listLen is how many tools term t has.
+func (ix *index) listLen(t uint32) int { return int(ix.start[t+1] - ix.start[t]) }
 
 // otherSurface turns "=word" into "~word" and back.
 func otherSurface(v string) string {

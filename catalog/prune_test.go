@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,10 +94,12 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 func TestRestrict(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		var list []posting
+		var l plist
 		for d := uint32(0); d < 3000; d++ {
 			if r.IntN(1+r.IntN(20)) == 0 {
-				list = append(list, posting{doc: d, w: [2]float32{float32(d), 0}})
+				l.doc = append(l.doc, d)
+				l.w, l.long = append(l.w, float32(d)), append(l.long, float32(d)+1)
+				l.name, l.text = append(l.name, float32(d)+2), append(l.text, float32(d)+3)
 			}
 		}
 		var docs []uint32
@@ -105,14 +108,15 @@ func TestRestrict(t *testing.T) {
 				docs = append(docs, d)
 			}
 		}
-		var want []posting
-		for _, p := range list {
-			for _, d := range docs {
-				if p.doc == d {
-					want = append(want, p)
-				}
+		var want columns
+		for i, d := range l.doc {
+			if slices.Contains(docs, d) {
+				want.doc, want.w, want.long = append(want.doc, d), append(want.w, l.w[i]), append(want.long, l.long[i])
+				want.name, want.text = append(want.name, l.name[i]), append(want.text, l.text[i])
 			}
 		}
-		require.Equal(t, want, restrict(nil, list, docs))
+		var got columns
+		restrict(&got, &l, docs)
+		require.Equal(t, want, got)
 	}
 }

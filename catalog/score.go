@@ -25,8 +25,9 @@ type scratch struct {
 	near     []scored   // a min-heap of the best tools seen, with their scores
 	cands    []uint32   // the tools a pruned query rescores
 	bounds   []float64  // and their bounds
-	mini     []posting  // their postings
-	lists    []termList // and which term each run of mini is
+	mini     columns    // their postings
+	spans    []span     // which of mini is which term's
+	lists    []termList // by term
 }
 
 // maxTableGroups: a query of up to this many groups looks the coverage factor of a tool's groups up in a table.
@@ -174,19 +175,19 @@ type postingSource struct {
 // termList is the postings of one term.
 type termList struct {
 	term uint32
-	list []posting
+	list plist
 }
 
-func (ps *postingSource) list(t uint32) []posting {
+func (ps *postingSource) list(t uint32) plist {
 	if !ps.restricted {
-		return ps.ix.postings[t]
+		return ps.ix.list(t)
 	}
 	for _, tl := range ps.lists {
 		if tl.term == t {
 			return tl.list
 		}
 	}
-	return nil
+	return plist{}
 }
 
 // scoreGroup adds one group of a query to the cells of the tools it matches; with only, to the cells of tools
@@ -220,21 +221,8 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 		if !inline {
 			inlineName, inlineText = 0, 0
 		}
-		idf := ix.idf[e.term] * e.w
-		for _, p := range src.list(e.term) {
-			c := &s.cells[p.doc]
-			if c.mask == 0 {
-				if only {
-					continue
-				}
-				s.touched = append(s.touched, p.doc)
-			}
-			// Without branches: a tool without the surface word has p.name or p.text 0, and adding 0 leaves
-			// the float as it is, the same as adding nothing.
-			v := idf*p.w[mode] + inlineName*p.name + inlineText*p.text
-			c.acc += v
-			c.mask |= bit
-		}
+		l := src.list(e.term)
+		s.addList(&l, mode, ix.idf[e.term]*e.w, inlineName, inlineText, bit, only)
 		return
 	}
 	// The stem's own list goes last: a best expansion is a maximum, the same in any order, and the main
@@ -250,18 +238,20 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 		// (their s.cur is left above 0; a folded tool's is reset to 0 here).
 		e := expansionOf(g, stem)
 		idf := ix.idf[e.term] * e.w
-		for _, p := range src.list(e.term) {
-			c := &s.cells[p.doc]
+		l := src.list(e.term)
+		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
+		for i, d := range l.doc {
+			c := &s.cells[d]
 			if only && c.mask == 0 {
 				continue
 			}
-			cur := &s.cur[p.doc]
-			v := max(*cur, idf*p.w[mode])
-			v += inlineName * p.name
-			v += inlineText * p.text
+			cur := &s.cur[d]
+			v := max(*cur, idf*ws[i])
+			v += inlineName * names[i]
+			v += inlineText * texts[i]
 			*cur = 0
 			if c.mask == 0 {
-				s.touched = append(s.touched, p.doc)
+				s.touched = append(s.touched, d)
 			}
 			c.acc += v
 			c.mask |= bit
@@ -272,19 +262,21 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 	if inline {
 		e := expansionOf(g, stem)
 		idf := ix.idf[e.term] * e.w
-		for _, p := range src.list(e.term) {
-			if only && s.cells[p.doc].mask == 0 {
+		l := src.list(e.term)
+		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
+		for i, d := range l.doc {
+			if only && s.cells[d].mask == 0 {
 				continue
 			}
-			cur := &s.cur[p.doc]
+			cur := &s.cur[d]
 			if *cur == 0 {
-				s.gtouched = append(s.gtouched, p.doc)
+				s.gtouched = append(s.gtouched, d)
 			}
-			if v := idf * p.w[mode]; v > *cur {
+			if v := idf * ws[i]; v > *cur {
 				*cur = v
 			}
-			*cur += inlineName * p.name
-			*cur += inlineText * p.text
+			*cur += inlineName * names[i]
+			*cur += inlineText * texts[i]
 		}
 	}
 	if g.hasSurf && !nameInline && nameW != 0 {
@@ -316,15 +308,17 @@ func (ix *index) fold(s *scratch, bit uint32) {
 // scoreExpansion raises each tool's best expansion of the current group (s.cur) to what e gives it.
 func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, src *postingSource) {
 	idf := ix.idf[e.term] * e.w
-	for _, p := range src.list(e.term) {
-		if only && s.cells[p.doc].mask == 0 {
+	l := src.list(e.term)
+	ws := l.weights(mode)
+	for i, d := range l.doc {
+		if only && s.cells[d].mask == 0 {
 			continue
 		}
-		cur := &s.cur[p.doc]
+		cur := &s.cur[d]
 		if *cur == 0 {
-			s.gtouched = append(s.gtouched, p.doc)
+			s.gtouched = append(s.gtouched, d)
 		}
-		if v := idf * p.w[mode]; v > *cur {
+		if v := idf * ws[i]; v > *cur {
 			*cur = v
 		}
 	}
@@ -372,9 +366,11 @@ func (ix *index) surfaceWeights(g *queryGroup, surface bool) (name, text float32
 // match the word at all.
 func (ix *index) addSurface(s *scratch, term uint32, weight float32, src *postingSource) {
 	idf := ix.idf[term] * weight
-	for _, p := range src.list(term) {
-		if cur := &s.cur[p.doc]; *cur > 0 {
-			*cur += idf * p.w[0]
+	l := src.list(term)
+	ws := l.weights(0)
+	for i, d := range l.doc {
+		if cur := &s.cur[d]; *cur > 0 {
+			*cur += idf * ws[i]
 		}
 	}
 }
@@ -438,7 +434,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	// Leads are read by how much bound each posting read takes off the tools not found yet: a strong word with a
 	// short list first, a common word's long list last, where it is read only for the tools already found.
 	slices.SortStableFunc(leads, func(a, b lead) int {
-		ka, kb := a.full/float64(1+len(ix.postings[a.exp.term])), b.full/float64(1+len(ix.postings[b.exp.term]))
+		ka, kb := a.full/float64(1+ix.listLen(a.exp.term)), b.full/float64(1+ix.listLen(b.exp.term))
 		switch {
 		case ka > kb:
 			return -1
@@ -547,19 +543,19 @@ func (ix *index) worthPruning(pq *parsedQuery, leads []lead) bool {
 	strong, total := 0, 0
 	for _, l := range leads {
 		if l.full >= strongest/2 {
-			strong += len(ix.postings[l.exp.term])
+			strong += ix.listLen(l.exp.term)
 		}
 	}
 	for gi := range pq.groups {
 		g := &pq.groups[gi]
 		for _, e := range g.exps {
-			total += len(ix.postings[e.term])
+			total += ix.listLen(e.term)
 		}
 		if g.hasSurf {
-			total += len(ix.postings[g.surface])
+			total += ix.listLen(g.surface)
 		}
 		if g.hasText {
-			total += len(ix.postings[g.textSurf])
+			total += ix.listLen(g.textSurf)
 		}
 	}
 	return 2*strong <= total
@@ -638,17 +634,39 @@ func (ix *index) leads(pq *parsedQuery, out []lead) []lead {
 // What it adds is at most the group's value for the tool: that value is the best expansion (this one or another),
 // plus the bonuses, which this list carries folded in when it is the stem's.
 func (ix *index) scoreLead(s *scratch, l *lead, mode int, only bool) {
-	bit := uint32(1) << l.group
-	idf := ix.idf[l.exp.term] * l.exp.w
-	for _, p := range ix.postings[l.exp.term] {
-		c := &s.cells[p.doc]
+	list := ix.list(l.exp.term)
+	s.addList(&list, mode, ix.idf[l.exp.term]*l.exp.w, l.inName, l.inText, 1<<l.group, only)
+}
+
+// addList adds idf × weight of each posting of l, plus the folded bonuses, to its tool's cell, and marks the
+// cell with bit; with only, for tools found before only. A list whose bonuses are not used is read without
+// them: adding 0 × a bonus leaves the float as it is, the same as adding nothing.
+func (s *scratch) addList(l *plist, mode int, idf, inName, inText float32, bit uint32, only bool) {
+	ws := l.weights(mode)
+	if inName == 0 && inText == 0 {
+		for i, d := range l.doc {
+			c := &s.cells[d]
+			if c.mask == 0 {
+				if only {
+					continue
+				}
+				s.touched = append(s.touched, d)
+			}
+			c.acc += idf * ws[i]
+			c.mask |= bit
+		}
+		return
+	}
+	names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
+	for i, d := range l.doc {
+		c := &s.cells[d]
 		if c.mask == 0 {
 			if only {
 				continue
 			}
-			s.touched = append(s.touched, p.doc)
+			s.touched = append(s.touched, d)
 		}
-		c.acc += idf*p.w[mode] + l.inName*p.name + l.inText*p.text
+		c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
 		c.mask |= bit
 	}
 }
@@ -716,16 +734,18 @@ func (s *scratch) kthPartial(k int, cv *coverage) float32 {
 // rescore scores the tools cands (sorted) from their own postings, every group in group order, with the code
 // that scores from the index.
 func (ix *index) rescore(s *scratch, pq *parsedQuery, cands []uint32) {
-	mini, lists := s.mini[:0], s.lists[:0]
+	mini := columns{doc: s.mini.doc[:0], w: s.mini.w[:0], long: s.mini.long[:0], name: s.mini.name[:0], text: s.mini.text[:0]}
+	spans := s.spans[:0]
 	add := func(t uint32) {
-		for _, tl := range lists {
-			if tl.term == t {
+		for _, sp := range spans {
+			if sp.term == t {
 				return
 			}
 		}
-		start := len(mini)
-		mini = restrict(mini, ix.postings[t], cands)
-		lists = append(lists, termList{term: t, list: mini[start:len(mini):len(mini)]})
+		lo := len(mini.doc)
+		l := ix.list(t)
+		restrict(&mini, &l, cands)
+		spans = append(spans, span{t, lo, len(mini.doc)})
 	}
 	for gi := range pq.groups {
 		g := &pq.groups[gi]
@@ -739,27 +759,41 @@ func (ix *index) rescore(s *scratch, pq *parsedQuery, cands []uint32) {
 			add(g.textSurf)
 		}
 	}
-	s.mini, s.lists = mini, lists
+	s.mini, s.spans = mini, spans
+	lists := s.lists[:0]
+	for _, sp := range spans {
+		lo, hi := sp.lo, sp.hi
+		lists = append(lists, termList{term: sp.term, list: plist{doc: mini.doc[lo:hi:hi], w: mini.w[lo:hi:hi],
+			long: mini.long[lo:hi:hi], name: mini.name[lo:hi:hi], text: mini.text[lo:hi:hi]}})
+	}
+	s.lists = lists
 	src := postingSource{ix: ix, restricted: true, lists: lists}
 	for gi := range pq.groups {
 		ix.scoreGroup(s, pq, gi, true, false, &src)
 	}
 }
 
-// restrict appends to dst the postings of list whose tools are in docs (sorted), in order. It gallops: few tools
-// in a long list cost a few probes each, not the list.
-func restrict(dst, list []posting, docs []uint32) []posting {
+// span is where one term's postings are in scratch.mini.
+type span struct {
+	term   uint32
+	lo, hi int
+}
+
+// restrict appends to dst the postings of l whose tools are in docs (sorted), in order. It gallops: few tools in
+// a long list cost a few probes each, not the list.
+func restrict(dst *columns, l *plist, docs []uint32) {
+	list := l.doc
 	lo := 0
 	for _, d := range docs {
 		hi := lo
-		for step := 1; hi < len(list) && list[hi].doc < d; step <<= 1 {
+		for step := 1; hi < len(list) && list[hi] < d; step <<= 1 {
 			lo = hi + 1
 			hi += step
 		}
 		hi = min(hi, len(list))
 		for lo < hi {
 			mid := int(uint(lo+hi) >> 1)
-			if list[mid].doc < d {
+			if list[mid] < d {
 				lo = mid + 1
 			} else {
 				hi = mid
@@ -768,10 +802,13 @@ func restrict(dst, list []posting, docs []uint32) []posting {
 		if lo == len(list) {
 			break
 		}
-		if list[lo].doc == d {
-			dst = append(dst, list[lo])
+		if list[lo] == d {
+			dst.doc = append(dst.doc, d)
+			dst.w = append(dst.w, l.w[lo])
+			dst.long = append(dst.long, l.long[lo])
+			dst.name = append(dst.name, l.name[lo])
+			dst.text = append(dst.text, l.text[lo])
 			lo++
 		}
 	}
-	return dst
 }
