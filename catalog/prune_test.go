@@ -59,7 +59,7 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 			plain, err := newCatalog(c.tools, nil, "", &counters{}, full)
 			require.NoError(t, err)
 			ix := pruned.ix
-			worth, done := 0, 0
+			worth, done, cutInOrder := 0, 0, 0
 			for _, q := range c.queries {
 				for _, k := range []int{1, 3, 10, 20, 50} {
 					require.Equal(t, plain.ix.search(q, k), ix.search(q, k), "%q, limit %d", q, k)
@@ -68,6 +68,28 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 				var buf [maxQueryGroups]lead
 				leads := ix.leads(&pq, buf[:0])
 				if !ix.worthPruning(&pq, leads) {
+					// Scored in group order: the groups after the cut are read only for the tools found.
+					var full [maxQueryGroups]float64
+					for _, l := range leads {
+						full[l.group] = l.full
+					}
+					s := ix.getScratch()
+					cv := ix.newCoverage(s, pq.groups)
+					ix.scoreInOrder(s, &pq, 10, true, &full, &cv, 1+ix.cfg.actionBonus)
+					found := len(s.touched)
+					for _, d := range s.touched {
+						s.cells[d] = cell{}
+					}
+					s.touched = s.touched[:0]
+					ix.accumulate(s, &pq, 0, len(pq.groups), true)
+					if found < len(s.touched) {
+						cutInOrder++
+					}
+					for _, d := range s.touched {
+						s.cells[d] = cell{}
+					}
+					s.touched = s.touched[:0]
+					ix.scratch.Put(s)
 					continue
 				}
 				worth++
@@ -82,9 +104,10 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 				s.touched = s.touched[:0]
 				ix.scratch.Put(s)
 			}
-			t.Logf("%d queries, %d worth pruning, %d pruned", len(c.queries), worth, done)
+			t.Logf("%d queries, %d worth pruning, %d pruned, %d cut in group order", len(c.queries), worth, done, cutInOrder)
 			if c.name == "synthetic" {
 				require.Greater(t, done, len(c.queries)/4, "pruning must be exercised")
+				require.Greater(t, cutInOrder, 10, "the cut in group order must be exercised")
 			}
 		})
 	}

@@ -420,11 +420,42 @@ func (ix *index) scoreQuery(s *scratch, pq *parsedQuery, limit int, cv *coverage
 	if !ix.cfg.noPrune && limit <= maxPruneLimit {
 		leads = ix.leads(pq, buf[:0])
 	}
+	var full [maxQueryGroups]float64
+	for _, l := range leads {
+		full[l.group] = l.full
+	}
 	if !ix.worthPruning(pq, leads) || !ix.prune(s, pq, limit, leads, cv, actionBonus) {
-		all := postingSource{ix: ix}
-		for gi := range pq.groups {
-			ix.scoreGroup(s, pq, gi, true, false, &all)
+		ix.scoreInOrder(s, pq, limit, leads != nil, &full, cv, actionBonus)
+	}
+}
+
+// scoreInOrder scores every group in full, in group order, except that with cut, once no tool none of the groups
+// read so far matched can reach the k-th best score seen, the groups left are read only for the tools found:
+// their sums are then exact, and the tools never found could not have been among the best.
+func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, full *[maxQueryGroups]float64, cv *coverage, actionBonus float32) {
+	all := postingSource{ix: ix}
+	n := len(pq.groups)
+	only := false
+	var read float64
+	var readW float32
+	for gi := range pq.groups {
+		ix.scoreGroup(s, pq, gi, true, only, &all)
+		read += full[gi]
+		readW += cv.weights[gi]
+		if !cut || only || gi == n-1 || len(s.touched) < limit {
+			continue
 		}
+		var acc, m float64
+		for g := gi + 1; g < n; g++ {
+			acc += full[g]
+			m += float64(cv.weights[g])
+		}
+		cov := m / float64(cv.ng)
+		missing := acc * (1 + float64(cv.strength)*cov*cov) * float64(actionBonus) * (1 + pruneMargin)
+		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
+			continue // no tool found can score more than the groups read give; nor can the k-th best
+		}
+		only = missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin)
 	}
 }
 
@@ -721,15 +752,26 @@ func pushBest(h []float32, k int, v float32) []float32 {
 
 // kthPartial is the k-th best score of the tools found so far from what they matched so far (without the action
 // factor): every one of those k tools will score at least that.
+//
+// It looks at no more than maxSampled of them, evenly spread: the k-th best of any k tools is a lower bound of
+// the k-th best of all, and the bound only needs to clear the best a tool not found could score, which it does by
+// far when pruning pays at all.
 func (s *scratch) kthPartial(k int, cv *coverage) float32 {
 	h := s.best[:0]
-	for _, d := range s.touched {
-		c := s.cells[d]
+	step := max(1, len(s.touched)/maxSampled)
+	for i := 0; i < len(s.touched); i += step {
+		c := s.cells[s.touched[i]]
 		h = pushBest(h, k, c.acc*cv.factor(c.mask))
 	}
 	s.best = h
+	if len(h) < k {
+		return 0 // fewer than k looked at: no bound
+	}
 	return h[0]
 }
+
+// maxSampled bounds the tools kthPartial looks at.
+const maxSampled = 1024
 
 // rescore scores the tools cands (sorted) from their own postings, every group in group order, with the code
 // that scores from the index.
