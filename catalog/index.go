@@ -73,7 +73,11 @@ type rankConfig struct {
 	shortActions bool
 
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
-	noPrune                                                   bool // score every matched tool (see scoreQuery), to test pruning against
+	// noPrune scores every matched tool (see scoreQuery), for the pruning tests to compare with.
+	noPrune bool
+	// prunePostings: a query that reads fewer postings than this (any query of a small catalog) is scored in full;
+	// looking for a cut would cost about what it saves. The pruning tests lower it.
+	prunePostings int
 }
 
 func defaultRankConfig() rankConfig {
@@ -93,6 +97,7 @@ func defaultRankConfig() rankConfig {
 		longBoost:     [numFields]float32{fieldName: 3, fieldLabel: 2, fieldSource: 1.5, fieldDescription: 1, fieldParams: 0.5},
 		longHint:      1,
 		actionBonus:   0.005,
+		prunePostings: 4096,
 	}
 }
 

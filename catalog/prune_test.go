@@ -34,7 +34,8 @@ func pruneQueries(tools []Tool, n int) []string {
 
 // TestPruningRanksAsFullScoring: on a large synthetic catalog and on every development set, a pruned search
 // returns exactly what scoring every matched tool returns (the same tools, order and float scores) for every
-// limit, and pruning does happen on many of the queries, so the comparison is not of one path with itself.
+// limit, and pruning does happen on many of the queries, so the comparison is not of one path with itself (the
+// sets' catalogs are small enough that a search would not prune by default; here it does).
 func TestPruningRanksAsFullScoring(t *testing.T) {
 	type corpus struct {
 		name    string
@@ -54,7 +55,9 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			full := defaultRankConfig()
 			full.noPrune = true
-			pruned, err := newCatalog(c.tools, nil, "", &counters{}, defaultRankConfig())
+			cfg := defaultRankConfig()
+			cfg.prunePostings = 0 // prune the small sets' queries too
+			pruned, err := newCatalog(c.tools, nil, "", &counters{}, cfg)
 			require.NoError(t, err)
 			plain, err := newCatalog(c.tools, nil, "", &counters{}, full)
 			require.NoError(t, err)
@@ -67,7 +70,7 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 				pq := ix.parseQuery(q)
 				var buf [maxQueryGroups]lead
 				leads := ix.leads(&pq, buf[:0])
-				if !ix.worthPruning(&pq, leads) {
+				if !ix.worthPruning(leads, ix.postingsRead(&pq)) {
 					// Scored in group order: the groups after the cut are read only for the tools found.
 					var full [maxQueryGroups]float64
 					for _, l := range leads {

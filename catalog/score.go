@@ -22,7 +22,6 @@ type scratch struct {
 	weight   [1 << maxTableGroups]float32
 	factor   [1 << maxTableGroups]float32
 	best     []float32  // a min-heap of the best scores seen, for the k-th best
-	near     []scored   // a min-heap of the best tools seen, with their scores
 	cands    []uint32   // the tools a pruned query rescores
 	bounds   []float64  // and their bounds
 	mini     columns    // their postings
@@ -404,27 +403,31 @@ type lead struct {
 // On a large catalog most tools a query matches match only a common word or a weak expansion ("query" for
 // "search", a parameter of a quarter of the tools), and cannot reach the top k. This is MaxScore pruning (Turtle
 // and Flood), term at a time: each group is read at first from its strongest list only (its lead, a lower bound
-// of the group's value), leads from the highest bound down; once no tool missing from the leads read so far can
-// reach the k-th best score seen (the most the leads still to read and the other lists can give it, times the
-// best coverage and action factors), the leads still to read are read only for the tools already found. The
-// tools whose bound (lower bound plus the most the other lists can add) then reaches the k-th best lower bound
-// are scored again exactly, every group in group order, from their own postings alone.
+// of the group's value), the leads that take the most bound off per posting first; once no tool missing from the
+// leads read so far can reach the k-th best score seen (the most the leads still to read and the other lists can
+// give it, times the best coverage and action factors), the leads still to read are read only for the tools
+// already found. The tools whose bound (lower bound plus the most the other lists can add) then reaches the k-th
+// best lower bound are scored again exactly, every group in group order, from their own postings alone.
 //
-// Pruning pays when most of what a query reads is weak: on a query whose words are all about as strong, the tools
-// found before the cut are most of those it matches, and finding the cut costs more than it saves. So a query
-// is pruned only when the lists of its strong leads (a bound at least half the strongest's) hold at most half the
-// postings it reads.
+// That pays when most of what a query reads is weak: on a query whose words are all about as strong, the tools
+// found before the cut are most of those it matches, and finding the cut costs more than it saves. So only a
+// query whose strong leads (a bound at least half the strongest's) hold at most half the postings it reads is
+// pruned so; any other is scored in group order, where the same cut needs no rescoring (scoreInOrder).
 func (ix *index) scoreQuery(s *scratch, pq *parsedQuery, limit int, cv *coverage, actionBonus float32) {
 	var buf [maxQueryGroups]lead
 	var leads []lead
+	total := 0
 	if !ix.cfg.noPrune && limit <= maxPruneLimit {
+		total = ix.postingsRead(pq)
+	}
+	if total >= ix.cfg.prunePostings {
 		leads = ix.leads(pq, buf[:0])
 	}
 	var full [maxQueryGroups]float64
 	for _, l := range leads {
 		full[l.group] = l.full
 	}
-	if !ix.worthPruning(pq, leads) || !ix.prune(s, pq, limit, leads, cv, actionBonus) {
+	if !ix.worthPruning(leads, total) || !ix.prune(s, pq, limit, leads, cv, actionBonus) {
 		ix.scoreInOrder(s, pq, limit, leads != nil, &full, cv, actionBonus)
 	}
 }
@@ -562,8 +565,8 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	return true
 }
 
-// worthPruning says whether the strong leads' lists hold at most half the postings the query reads.
-func (ix *index) worthPruning(pq *parsedQuery, leads []lead) bool {
+// worthPruning says whether the strong leads' lists hold at most half of the total postings the query reads.
+func (ix *index) worthPruning(leads []lead, total int) bool {
 	if len(leads) < 2 {
 		return false
 	}
@@ -571,12 +574,18 @@ func (ix *index) worthPruning(pq *parsedQuery, leads []lead) bool {
 	for _, l := range leads {
 		strongest = max(strongest, l.full)
 	}
-	strong, total := 0, 0
+	strong := 0
 	for _, l := range leads {
 		if l.full >= strongest/2 {
 			strong += ix.listLen(l.exp.term)
 		}
 	}
+	return 2*strong <= total
+}
+
+// postingsRead is how many postings scoring the query in full reads.
+func (ix *index) postingsRead(pq *parsedQuery) int {
+	total := 0
 	for gi := range pq.groups {
 		g := &pq.groups[gi]
 		for _, e := range g.exps {
@@ -589,7 +598,7 @@ func (ix *index) worthPruning(pq *parsedQuery, leads []lead) bool {
 			total += ix.listLen(g.textSurf)
 		}
 	}
-	return 2*strong <= total
+	return total
 }
 
 // leads picks each group's lead and bounds.
