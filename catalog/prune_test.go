@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -144,5 +146,46 @@ func TestRestrict(t *testing.T) {
 		var got columns
 		restrict(&got, &l, docs)
 		require.Equal(t, want, got)
+	}
+}
+
+// TestPruningHammer: goroutines searching one catalog at once, on queries that prune, rescore or cut in group
+// order, share per-query buffers from a pool; each must get what a lone full scoring gives. Run with -race.
+func TestPruningHammer(t *testing.T) {
+	tools := synthTools(20000)
+	pruned, err := newCatalog(tools, nil, "", &counters{}, defaultRankConfig())
+	require.NoError(t, err)
+	full := defaultRankConfig()
+	full.noPrune = true
+	plain, err := newCatalog(tools, nil, "", &counters{}, full)
+	require.NoError(t, err)
+	qs := pruneQueries(tools, 60)
+	want := make([][]scored, len(qs))
+	for i, q := range qs {
+		want[i] = plain.ix.search(q, 10)
+	}
+	n := 30
+	if testing.Short() {
+		n = 5
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n * len(qs) / 8 {
+				qi := (g*7 + i) % len(qs)
+				if got := pruned.ix.search(qs[qi], 10); !reflect.DeepEqual(want[qi], got) {
+					errs <- qs[qi]
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for q := range errs {
+		t.Errorf("%q ranked differently under load", q)
 	}
 }
