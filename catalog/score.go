@@ -21,12 +21,14 @@ type scratch struct {
 	gtouched []uint32  // tools the current group matched, for groups read from several lists
 	weight   [1 << maxTableGroups]float32
 	factor   [1 << maxTableGroups]float32
-	best     []float32  // a min-heap of the best scores seen, for the k-th best
-	cands    []uint32   // the tools a pruned query rescores
-	bounds   []float64  // and their bounds
-	mini     columns    // their postings
-	spans    []span     // which of mini is which term's
-	lists    []termList // by term
+	// boundFactor is, per set of groups a tool matched, the coverage factor bounding what it can reach
+	boundFactor [1 << maxTableGroups]float32
+	best        []float32  // a min-heap of the best scores seen, for the k-th best
+	cands       []uint32   // the tools a pruned query rescores
+	bounds      []float32  // and their bounds
+	mini        columns    // their postings
+	spans       []span     // which of mini is which term's
+	lists       []termList // by term
 }
 
 // maxTableGroups: a query of up to this many groups looks the coverage factor of a tool's groups up in a table.
@@ -509,27 +511,44 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		}
 	}
 	// One pass finds the k-th best lower bound and the tools whose bound reaches the k-th best lower bound seen so
-	// far (which only rises); those whose bound is below the final one are dropped after.
+	// far (which only rises), and empties the cells; the tools whose bound is below the final one are dropped
+	// after. It is in float32, with a factor of the bound per set of groups for a short query: pruneMargin is far
+	// above float32's rounding.
+	var bf []float32
+	if cv.factors != nil {
+		bf = s.boundFactor[:len(cv.factors)]
+		for m := range bf {
+			bf[m] = cv.factors[uint32(m)|slackMask] * (1 + pruneMargin)
+		}
+	}
+	slack32 := float32(slack)
 	h := s.best[:0]
 	cands := s.cands[:0]
 	for _, d := range s.touched {
 		c := s.cells[d]
+		s.cells[d] = cell{}
 		lower := c.acc * cv.factor(c.mask)
-		bound := (float64(c.acc) + slack) * float64(cv.factor(c.mask|slackMask)) * (1 + pruneMargin)
-		if pq.actions != 0 && ix.actions[d]&pq.actions != 0 {
-			bound *= float64(actionBonus)
+		var bound float32
+		if bf != nil {
+			bound = (c.acc + slack32) * bf[c.mask]
+		} else {
+			bound = (c.acc + slack32) * cv.factor(c.mask|slackMask) * (1 + pruneMargin)
 		}
-		if len(h) == limit && bound < float64(h[0])*(1-pruneMargin) {
+		if pq.actions != 0 && ix.actions[d]&pq.actions != 0 {
+			bound *= actionBonus
+		}
+		if len(h) == limit && bound < h[0]*(1-pruneMargin) {
 			continue
 		}
 		cands = append(cands, d)
 		s.bounds = append(s.bounds, bound)
 		h = pushBest(h, limit, lower)
 	}
+	s.touched = s.touched[:0]
 	s.best = h
-	threshold := math.Inf(-1)
+	threshold := float32(math.Inf(-1))
 	if len(h) == limit {
-		threshold = float64(h[0]) * (1 - pruneMargin)
+		threshold = h[0] * (1 - pruneMargin)
 	}
 	kept := cands[:0]
 	for i, d := range cands {
@@ -539,23 +558,14 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	}
 	cands = kept
 	s.bounds = s.bounds[:0]
-	if slack > 0 && missingBound(leads, nil, cv, actionBonus) >= threshold {
-		// A tool no lead has could still be among the best: the other lists have to be read in full.
-		for _, d := range s.touched {
-			s.cells[d] = cell{}
-		}
-		s.touched = s.touched[:0]
-		return false
+	if slack > 0 && missingBound(leads, nil, cv, actionBonus) >= float64(threshold) {
+		return false // a tool no lead has could still be among the best: the other lists must be read in full
 	}
 	for _, d := range pq.exact {
 		if !containsID(cands, d) {
 			cands = append(cands, d)
 		}
 	}
-	for _, d := range s.touched {
-		s.cells[d] = cell{}
-	}
-	s.touched = s.touched[:0]
 	s.cands = cands
 	if len(cands) > maxRescore {
 		return false
