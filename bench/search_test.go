@@ -170,6 +170,30 @@ func benchmarkSearch(b *testing.B, engine string) {
 	}
 }
 
+// BenchmarkSearchRatio runs every query through ours and plain BM25 in turn and reports how many times BM25's
+// time ours took (x-BM25): on a shared machine whose load swings between two benchmark runs, the ratio of two
+// interleaved measurements is the steadier figure. ns/op is one query of each.
+func BenchmarkSearchRatio(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			o, p := indexFor("Ours", n), indexFor("BM25", n)
+			require.NoError(b, o.err)
+			require.NoError(b, p.err)
+			qs := synthetic.Queries(o.tools[n/2].Name)
+			var ours, base time.Duration
+			for i := 0; b.Loop(); i++ {
+				q := qs[i%len(qs)]
+				start := time.Now()
+				o.s.search(q, 10)
+				mid := time.Now()
+				p.s.search(q, 10)
+				ours, base = ours+mid.Sub(start), base+time.Since(mid)
+			}
+			b.ReportMetric(float64(ours)/float64(base), "x-BM25")
+		})
+	}
+}
+
 func BenchmarkSearchOurs(b *testing.B)  { benchmarkSearch(b, "Ours") }
 func BenchmarkSearchBM25(b *testing.B)  { benchmarkSearch(b, "BM25") }
 func BenchmarkSearchBleve(b *testing.B) { benchmarkSearch(b, "Bleve") }

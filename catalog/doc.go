@@ -33,6 +33,8 @@
 // request, with its own posting weights and a small bonus for a tool whose name's action (create, list, delete
 // ...) is one the request asks for, which decides between look-alikes; shorter queries are not affected. An empty
 // query or one that matches nothing returns no hits, and ties are broken by id, so results are deterministic.
+// On a large catalog a search skips the tools that cannot reach its top k (MaxScore pruning, with the tools near
+// the top scored again in full) and returns exactly what scoring every tool would, scores included.
 // [Catalog.Explain] shows, with the search's own scoring, what each query word matched in a tool and added.
 //
 // The ranker is measured, not guessed: TestSearchQuality compares hit@1, hit@5, all@5 and MRR@10 with a plain BM25

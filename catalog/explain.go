@@ -231,13 +231,13 @@ func (ix *index) explain(q string, docs []uint32) (parsedQuery, []docScore) {
 		m := matchedWeight(mask, &weights)
 		action := ix.actions[d]&pq.actions != 0
 		o.coverage = m / ng
-		o.coverageFactor = 1 + strength*o.coverage*o.coverage
+		o.coverageFactor = coverageFactor(m, ng, strength)
 		o.actionFactor = 1
 		if action {
 			o.actionFactor = actionBonus
 		}
 		if mask != 0 {
-			o.score = finalScore(o.acc, m, ng, strength, action, actionBonus)
+			o.score = finalScore(o.acc, o.coverageFactor, action, actionBonus)
 		}
 		o.exact = containsID(pq.exact, d)
 	}

@@ -1,0 +1,875 @@
+package catalog
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// cell is one tool's running score during a query, eight bytes so that the cells of 100,000 tools stay in a
+// core's cache: the sum of the groups that matched it so far, and which groups those were (bit i: group i), from
+// which the coverage weight is summed once, in group order, at the end.
+type cell struct {
+	acc  float32
+	mask uint32
+}
+
+type scratch struct {
+	cells    []cell
+	cur      []float32 // best expansion of the current group per tool, for groups read from several lists
+	touched  []uint32  // tools some group matched, in the order first matched
+	gtouched []uint32  // tools the current group matched, for groups read from several lists
+	weight   [1 << maxTableGroups]float32
+	factor   [1 << maxTableGroups]float32
+	// boundFactor is, per set of groups a tool matched, the coverage factor bounding what it can reach
+	boundFactor [1 << maxTableGroups]float32
+	best        []float32  // a min-heap of the best scores seen, for the k-th best
+	cands       []uint32   // the tools a pruned query rescores
+	bounds      []float32  // and their bounds
+	mini        columns    // their postings
+	spans       []span     // which of mini is which term's
+	lists       []termList // by term
+}
+
+// maxTableGroups: a query of up to this many groups looks the coverage factor of a tool's groups up in a table.
+const maxTableGroups = 10
+
+func (ix *index) getScratch() *scratch {
+	if s, ok := ix.scratch.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{cells: make([]cell, ix.n), cur: make([]float32, ix.n)}
+}
+
+// matchedWeight sums the coverage weights of the groups in mask, in group order.
+func matchedWeight(mask uint32, weights *[maxQueryGroups]float32) float32 {
+	var m float32
+	for gi := 0; mask != 0; gi, mask = gi+1, mask>>1 {
+		if mask&1 != 0 {
+			m += weights[gi]
+		}
+	}
+	return m
+}
+
+// coverage turns the set of query groups a tool matched into its coverage factor.
+type coverage struct {
+	weights      [maxQueryGroups]float32
+	total        float32 // of weights
+	live         int     // groups with a weight
+	ng, strength float32
+	factors      []float32 // by mask, for a query of up to maxTableGroups groups
+}
+
+// newCoverage computes a query's coverage weights, and for a short query the coverage factor of every subset of
+// its groups, each weight summed in group order as matchedWeight does: a mask's lower groups, then its highest.
+func (ix *index) newCoverage(s *scratch, groups []queryGroup) coverage {
+	var cv coverage
+	cv.weights, cv.total, cv.live = ix.queryWeights(groups)
+	cv.ng = max(cv.total, 1e-6)
+	cv.strength = ix.coverageStrength(cv.live)
+	if len(groups) <= maxTableGroups {
+		weight, factor := s.weight[:1<<len(groups)], s.factor[:1<<len(groups)]
+		weight[0], factor[0] = 0, coverageFactor(0, cv.ng, cv.strength)
+		for m := 1; m < len(weight); m++ {
+			hb := bits.Len(uint(m)) - 1
+			weight[m] = weight[m&^(1<<hb)] + cv.weights[hb]
+			factor[m] = coverageFactor(weight[m], cv.ng, cv.strength)
+		}
+		cv.factors = factor
+	}
+	return cv
+}
+
+func (cv *coverage) factor(mask uint32) float32 {
+	if cv.factors != nil {
+		return cv.factors[mask]
+	}
+	return coverageFactor(matchedWeight(mask, &cv.weights), cv.ng, cv.strength)
+}
+
+// coverageFactor is 1 + strength × (m / ng)²: the bonus for matching m of the query's total weight ng.
+func coverageFactor(m, ng, strength float32) float32 {
+	cov := m / ng
+	return 1 + strength*cov*cov
+}
+
+// finalScore is a tool's score from the sum of its groups (acc) and its coverage factor, with the action factor
+// when the tool's action is one the request asks for. search and explain both score with it.
+func finalScore(acc, factor float32, action bool, actionBonus float32) float32 {
+	score := acc * factor
+	if action {
+		score *= actionBonus
+	}
+	return score
+}
+
+// search ranks the tools for q and returns at most limit of them, best first.
+func (ix *index) search(q string, limit int) []scored {
+	pq := ix.parseQuery(q)
+	groups, exact := pq.groups, pq.exact
+	if (len(groups) == 0 && len(exact) == 0) || limit <= 0 {
+		return nil
+	}
+	s := ix.getScratch()
+	defer ix.scratch.Put(s)
+	cv := ix.newCoverage(s, groups)
+	actionBonus := float32(1)
+	if pq.actions != 0 {
+		actionBonus += ix.cfg.actionBonus
+	}
+	ix.scoreQuery(s, &pq, limit, &cv, actionBonus)
+
+	top := newTopK(limit)
+	for _, d := range s.touched {
+		c := &s.cells[d]
+		score := finalScore(c.acc, cv.factor(c.mask), pq.actions != 0 && ix.actions[d]&pq.actions != 0, actionBonus)
+		*c = cell{}
+		isExact := len(exact) > 0 && containsID(exact, d)
+		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
+		if len(top.h) == top.k && !isExact && (top.h[0].exact || score < top.h[0].score) {
+			continue
+		}
+		top.push(scored{doc: d, score: score, exact: isExact})
+	}
+	s.touched = s.touched[:0]
+	for _, d := range exact {
+		if !top.has(d) {
+			top.push(scored{doc: d, exact: true})
+		}
+	}
+	return top.sorted()
+}
+
+// queryWeights returns the coverage weight of each of the query's groups, their total, and how many of them are
+// live (match some tool and are not hints: a word no tool has cannot tell tools apart).
+func (ix *index) queryWeights(groups []queryGroup) (weights [maxQueryGroups]float32, total float32, live int) {
+	weights = ix.coverageWeights(groups)
+	for _, w := range weights[:len(groups)] {
+		total += w
+		if w > 0 {
+			live++
+		}
+	}
+	return weights, total, live
+}
+
+// accumulate scores groups[from:to] of a query into s.cells, in group order, and returns the query's coverage
+// weights as queryWeights does. surface false leaves out the bonuses for words written as in the tool. Explain
+// scores one group, or one expansion, at a time with it: the same code search scores with.
+func (ix *index) accumulate(s *scratch, pq *parsedQuery, from, to int, surface bool) (weights [maxQueryGroups]float32, total float32, live int) {
+	src := postingSource{ix: ix}
+	for gi := from; gi < to; gi++ {
+		ix.scoreGroup(s, pq, gi, surface, false, &src)
+	}
+	return ix.queryWeights(pq.groups)
+}
+
+// postingSource is the postings a scoring pass reads: the index's, or (restricted) only those of the few tools
+// a pruned query rescores.
+type postingSource struct {
+	ix         *index
+	restricted bool
+	lists      []termList
+}
+
+// termList is the postings of one term.
+type termList struct {
+	term uint32
+	list plist
+}
+
+func (ps *postingSource) list(t uint32) plist {
+	if !ps.restricted {
+		return ps.ix.list(t)
+	}
+	for _, tl := range ps.lists {
+		if tl.term == t {
+			return tl.list
+		}
+	}
+	return plist{}
+}
+
+// scoreGroup adds one group of a query to the cells of the tools it matches; with only, to the cells of tools
+// some group matched before only (a pruned query's groups that can no longer bring a tool into the top k).
+//
+// A tool's score for a group is its best expansion, plus the group word's surface bonuses. The common group, one
+// expansion whose bonuses (if any) are folded into its postings (see index.inlineName), is added to the tools'
+// sums straight from its list; any other group first finds each tool's best in s.cur. Both add the same floats in
+// the same order, and what a tool gets depends only on its own postings, so scoring from a restricted source
+// gives a tool the same floats as scoring from the index.
+func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only bool, src *postingSource) {
+	g := &pq.groups[gi]
+	mode := pq.mode()
+	bit := uint32(1) << gi
+	stem, inline := ix.stemOfGroup(g)
+	nameW, textW := ix.surfaceWeights(g, surface)
+	// A word written in its stem's main form finds both its bonuses in the stem's list (both or neither: the
+	// main form's "=word" and "~word" are folded in together).
+	nameInline := inline && g.hasSurf && ix.inlineName[stem] == g.surface
+	textInline := inline && g.hasText && ix.inlineText[stem] == g.textSurf
+	var inlineName, inlineText float32
+	if nameInline {
+		inlineName = nameW * ix.idf[g.surface]
+	}
+	if textInline {
+		inlineText = textW * ix.idf[g.textSurf]
+	}
+	separate := g.hasSurf && !nameInline && nameW != 0 || g.hasText && !textInline && textW != 0
+	if len(g.exps) == 1 && !separate {
+		e := g.exps[0]
+		if !inline {
+			inlineName, inlineText = 0, 0
+		}
+		l := src.list(e.term)
+		s.addList(&l, mode, ix.idf[e.term]*e.w, inlineName, inlineText, bit, only)
+		return
+	}
+	// The stem's own list goes last: a best expansion is a maximum, the same in any order, and the main
+	// form's bonuses stored with the stem's postings must be added after it.
+	for _, e := range g.exps {
+		if !inline || e.term != stem {
+			ix.scoreExpansion(s, e, mode, only, src)
+		}
+	}
+	if inline && !separate {
+		// The stem's list, last, completes each of its tools' best expansion and adds it to the cell at
+		// once; only the tools the other expansions found and the stem did not are left for the fold below
+		// (their s.cur is left above 0; a folded tool's is reset to 0 here).
+		e := expansionOf(g, stem)
+		idf := ix.idf[e.term] * e.w
+		l := src.list(e.term)
+		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
+		for i, d := range l.doc {
+			c := &s.cells[d]
+			if only && c.mask == 0 {
+				continue
+			}
+			cur := &s.cur[d]
+			v := max(*cur, idf*ws[i])
+			v += inlineName * names[i]
+			v += inlineText * texts[i]
+			*cur = 0
+			if c.mask == 0 {
+				s.touched = append(s.touched, d)
+			}
+			c.acc += v
+			c.mask |= bit
+		}
+		ix.fold(s, bit)
+		return
+	}
+	if inline {
+		e := expansionOf(g, stem)
+		idf := ix.idf[e.term] * e.w
+		l := src.list(e.term)
+		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
+		for i, d := range l.doc {
+			if only && s.cells[d].mask == 0 {
+				continue
+			}
+			cur := &s.cur[d]
+			if *cur == 0 {
+				s.gtouched = append(s.gtouched, d)
+			}
+			if v := idf * ws[i]; v > *cur {
+				*cur = v
+			}
+			*cur += inlineName * names[i]
+			*cur += inlineText * texts[i]
+		}
+	}
+	if g.hasSurf && !nameInline && nameW != 0 {
+		ix.addSurface(s, g.surface, nameW, src)
+	}
+	if g.hasText && !textInline && textW != 0 {
+		ix.addSurface(s, g.textSurf, textW, src)
+	}
+	ix.fold(s, bit)
+}
+
+// fold adds the current group's best expansions (s.cur) of the tools in s.gtouched to their cells.
+func (ix *index) fold(s *scratch, bit uint32) {
+	for _, d := range s.gtouched {
+		if s.cur[d] == 0 {
+			continue
+		}
+		c := &s.cells[d]
+		if c.mask == 0 {
+			s.touched = append(s.touched, d)
+		}
+		c.acc += s.cur[d]
+		c.mask |= bit
+		s.cur[d] = 0
+	}
+	s.gtouched = s.gtouched[:0]
+}
+
+// scoreExpansion raises each tool's best expansion of the current group (s.cur) to what e gives it.
+func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, src *postingSource) {
+	idf := ix.idf[e.term] * e.w
+	l := src.list(e.term)
+	ws := l.weights(mode)
+	for i, d := range l.doc {
+		if only && s.cells[d].mask == 0 {
+			continue
+		}
+		cur := &s.cur[d]
+		if *cur == 0 {
+			s.gtouched = append(s.gtouched, d)
+		}
+		if v := idf * ws[i]; v > *cur {
+			*cur = v
+		}
+	}
+}
+
+// stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
+// whenever some tool has the word).
+func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
+	id, ok := ix.terms[g.word]
+	if !ok {
+		return noTerm, false
+	}
+	for _, e := range g.exps {
+		if e.term == id {
+			return id, true
+		}
+	}
+	return noTerm, false
+}
+
+func expansionOf(g *queryGroup, term uint32) expansion {
+	for _, e := range g.exps {
+		if e.term == term {
+			return e
+		}
+	}
+	return expansion{}
+}
+
+// surfaceWeights are the factors of the bonuses for the group's word written as in a tool's name and in its
+// other text (0: none). A hint's bonus is scaled like the hint itself, or a light verb written as in a tool name
+// ("make" in make_call) would count more than the words that carry the need.
+func (ix *index) surfaceWeights(g *queryGroup, surface bool) (name, text float32) {
+	if !surface {
+		return 0, 0
+	}
+	name, text = ix.cfg.surface, ix.cfg.textSurface
+	if g.hint {
+		name, text = name*ix.cfg.lightVerb, text*ix.cfg.lightVerb
+	}
+	return name, text
+}
+
+// addSurface adds the bonus for a query word written as in the tools that have its surface term, to those that
+// match the word at all.
+func (ix *index) addSurface(s *scratch, term uint32, weight float32, src *postingSource) {
+	idf := ix.idf[term] * weight
+	l := src.list(term)
+	ws := l.weights(0)
+	for i, d := range l.doc {
+		if cur := &s.cur[d]; *cur > 0 {
+			*cur += idf * ws[i]
+		}
+	}
+}
+
+// maxPruneLimit: a search for more tools than this scores every tool it matches (Explain ranks them all).
+const maxPruneLimit = 64
+
+// maxRescore bounds how many tools a pruned query rescores from their postings; past it, scoring every group in
+// full is cheaper.
+const maxRescore = 1024
+
+// pruneMargin covers the rounding of float32 sums added in another order, and of the bounds: a tool is left out
+// only when its bound is below the threshold by this share.
+const pruneMargin = 1e-3
+
+// lead is how a pruned query reads one group at first: one list, its expansion with the highest bound, which
+// gives each tool it has a lower bound of the group's value.
+type lead struct {
+	group          int
+	exp            expansion
+	inName, inText float32 // the surface bonus factors folded into the list, when the lead is the stem
+	ub             float64 // the most the lead's list gives a tool
+	slack          float64 // the most the group's other lists can add to what the lead gave
+	full           float64 // the most the group gives a tool
+}
+
+// scoreQuery scores a query into s.cells and leaves in s.touched every tool that can be among the best limit,
+// each cell holding the tool's sum and mask exactly as scoring every group in full, in group order, gives them;
+// the cells of other tools are left empty.
+//
+// On a large catalog most tools a query matches match only a common word or a weak expansion ("query" for
+// "search", a parameter of a quarter of the tools), and cannot reach the top k. This is MaxScore pruning (Turtle
+// and Flood), term at a time: each group is read at first from its strongest list only (its lead, a lower bound
+// of the group's value), the leads that take the most bound off per posting first; once no tool missing from the
+// leads read so far can reach the k-th best score seen (the most the leads still to read and the other lists can
+// give it, times the best coverage and action factors), the leads still to read are read only for the tools
+// already found. The tools whose bound (lower bound plus the most the other lists can add) then reaches the k-th
+// best lower bound are scored again exactly, every group in group order, from their own postings alone.
+//
+// That pays when most of what a query reads is weak: on a query whose words are all about as strong, the tools
+// found before the cut are most of those it matches, and finding the cut costs more than it saves. So only a
+// query whose strong leads (a bound at least half the strongest's) hold at most half the postings it reads is
+// pruned so; any other is scored in group order, where the same cut needs no rescoring (scoreInOrder).
+func (ix *index) scoreQuery(s *scratch, pq *parsedQuery, limit int, cv *coverage, actionBonus float32) {
+	var buf [maxQueryGroups]lead
+	var leads []lead
+	total := 0
+	if !ix.cfg.noPrune && limit <= maxPruneLimit {
+		total = ix.postingsRead(pq)
+	}
+	if total >= ix.cfg.prunePostings {
+		leads = ix.leads(pq, buf[:0])
+	}
+	var full [maxQueryGroups]float64
+	for _, l := range leads {
+		full[l.group] = l.full
+	}
+	if !ix.worthPruning(leads, total) || !ix.prune(s, pq, limit, leads, cv, actionBonus) {
+		ix.scoreInOrder(s, pq, limit, leads != nil, &full, cv, actionBonus)
+	}
+}
+
+// scoreInOrder scores every group in full, in group order, except that with cut, once no tool none of the groups
+// read so far matched can reach the k-th best score seen, the groups left are read only for the tools found:
+// their sums are then exact, and the tools never found could not have been among the best.
+func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, full *[maxQueryGroups]float64, cv *coverage, actionBonus float32) {
+	all := postingSource{ix: ix}
+	n := len(pq.groups)
+	only := false
+	var read float64
+	var readW float32
+	for gi := range pq.groups {
+		ix.scoreGroup(s, pq, gi, true, only, &all)
+		read += full[gi]
+		readW += cv.weights[gi]
+		if !cut || only || gi == n-1 || len(s.touched) < limit {
+			continue
+		}
+		var acc, m float64
+		for g := gi + 1; g < n; g++ {
+			acc += full[g]
+			m += float64(cv.weights[g])
+		}
+		cov := m / float64(cv.ng)
+		missing := acc * (1 + float64(cv.strength)*cov*cov) * float64(actionBonus) * (1 + pruneMargin)
+		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
+			continue // no tool found can score more than the groups read give; nor can the k-th best
+		}
+		only = missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin)
+	}
+}
+
+// prune scores a query as scoreQuery says, or reports false, with every cell empty, when the tools left to
+// rescore are too many.
+func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv *coverage, actionBonus float32) bool {
+	// Leads are read by how much bound each posting read takes off the tools not found yet: a strong word with a
+	// short list first, a common word's long list last, where it is read only for the tools already found.
+	slices.SortStableFunc(leads, func(a, b lead) int {
+		ka, kb := a.full/float64(1+ix.listLen(a.exp.term)), b.full/float64(1+ix.listLen(b.exp.term))
+		switch {
+		case ka > kb:
+			return -1
+		case ka < kb:
+			return 1
+		}
+		return 0
+	})
+	mode := pq.mode()
+	cut := len(leads)
+	var read float64 // the most the leads read so far give a tool
+	var readW float32
+	for j := range leads {
+		ix.scoreLead(s, &leads[j], mode, j >= cut)
+		read += leads[j].ub
+		readW += cv.weights[leads[j].group]
+		if j >= cut-1 || len(s.touched) < limit {
+			continue
+		}
+		missing := missingBound(leads[:j+1], leads[j+1:], cv, actionBonus)
+		// No tool found so far can score more than all the leads read; when even that is below the bound, the
+		// k-th best is too, and there is no need to look for it.
+		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
+			continue
+		}
+		if missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin) {
+			cut = j + 1
+		}
+	}
+
+	// Every group's lead has now been read for every tool found; what the other lists can add is the slack.
+	var slack float64
+	var slackMask uint32
+	for _, l := range leads {
+		if l.slack > 0 {
+			slack += l.slack
+			slackMask |= 1 << l.group
+		}
+	}
+	// One pass finds the k-th best lower bound and the tools whose bound reaches the k-th best lower bound seen so
+	// far (which only rises), and empties the cells; the tools whose bound is below the final one are dropped
+	// after. It is in float32, with a factor of the bound per set of groups for a short query: pruneMargin is far
+	// above float32's rounding.
+	var bf []float32
+	if cv.factors != nil {
+		bf = s.boundFactor[:len(cv.factors)]
+		for m := range bf {
+			bf[m] = cv.factors[uint32(m)|slackMask] * (1 + pruneMargin)
+		}
+	}
+	slack32 := float32(slack)
+	h := s.best[:0]
+	cands := s.cands[:0]
+	for _, d := range s.touched {
+		c := s.cells[d]
+		s.cells[d] = cell{}
+		lower := c.acc * cv.factor(c.mask)
+		var bound float32
+		if bf != nil {
+			bound = (c.acc + slack32) * bf[c.mask]
+		} else {
+			bound = (c.acc + slack32) * cv.factor(c.mask|slackMask) * (1 + pruneMargin)
+		}
+		if pq.actions != 0 && ix.actions[d]&pq.actions != 0 {
+			bound *= actionBonus
+		}
+		if len(h) == limit && bound < h[0]*(1-pruneMargin) {
+			continue
+		}
+		cands = append(cands, d)
+		s.bounds = append(s.bounds, bound)
+		h = pushBest(h, limit, lower)
+	}
+	s.touched = s.touched[:0]
+	s.best = h
+	threshold := float32(math.Inf(-1))
+	if len(h) == limit {
+		threshold = h[0] * (1 - pruneMargin)
+	}
+	kept := cands[:0]
+	for i, d := range cands {
+		if s.bounds[i] >= threshold {
+			kept = append(kept, d)
+		}
+	}
+	cands = kept
+	s.bounds = s.bounds[:0]
+	if slack > 0 && missingBound(leads, nil, cv, actionBonus) >= float64(threshold) {
+		return false // a tool no lead has could still be among the best: the other lists must be read in full
+	}
+	for _, d := range pq.exact {
+		if !containsID(cands, d) {
+			cands = append(cands, d)
+		}
+	}
+	s.cands = cands
+	if len(cands) > maxRescore {
+		return false
+	}
+	slices.Sort(cands)
+	ix.rescore(s, pq, cands)
+	return true
+}
+
+// worthPruning says whether the strong leads' lists hold at most half of the total postings the query reads.
+func (ix *index) worthPruning(leads []lead, total int) bool {
+	if len(leads) < 2 {
+		return false
+	}
+	var strongest float64
+	for _, l := range leads {
+		strongest = max(strongest, l.full)
+	}
+	strong := 0
+	for _, l := range leads {
+		if l.full >= strongest/2 {
+			strong += ix.listLen(l.exp.term)
+		}
+	}
+	return 2*strong <= total
+}
+
+// postingsRead is how many postings scoring the query in full reads.
+func (ix *index) postingsRead(pq *parsedQuery) int {
+	total := 0
+	for gi := range pq.groups {
+		g := &pq.groups[gi]
+		for _, e := range g.exps {
+			total += ix.listLen(e.term)
+		}
+		if g.hasSurf {
+			total += ix.listLen(g.surface)
+		}
+		if g.hasText {
+			total += ix.listLen(g.textSurf)
+		}
+	}
+	return total
+}
+
+// leads picks each group's lead and bounds.
+func (ix *index) leads(pq *parsedQuery, out []lead) []lead {
+	mode := pq.mode()
+	for gi := range pq.groups {
+		g := &pq.groups[gi]
+		if len(g.exps) == 0 {
+			continue
+		}
+		stem, inline := ix.stemOfGroup(g)
+		nameW, textW := ix.surfaceWeights(g, true)
+		nameInline := inline && g.hasSurf && ix.inlineName[stem] == g.surface
+		textInline := inline && g.hasText && ix.inlineText[stem] == g.textSurf
+		var nameUB, textUB float64
+		if g.hasSurf && nameW != 0 {
+			nameUB = float64(nameW) * float64(ix.idf[g.surface]) * float64(ix.maxW[g.surface][0])
+		}
+		if g.hasText && textW != 0 {
+			textUB = float64(textW) * float64(ix.idf[g.textSurf]) * float64(ix.maxW[g.textSurf][0])
+		}
+		expUB := func(e expansion) float64 {
+			return float64(ix.idf[e.term]) * float64(e.w) * float64(ix.maxW[e.term][mode])
+		}
+		// The stem's list carries its folded bonuses, so its bound includes them.
+		folded := func(e expansion) (name, text bool) {
+			return inline && e.term == stem && nameInline, inline && e.term == stem && textInline
+		}
+		best, bestUB := 0, -1.0
+		var maxExp float64
+		for i, e := range g.exps {
+			b := expUB(e)
+			maxExp = max(maxExp, b)
+			if n, t := folded(e); n || t {
+				if n {
+					b += nameUB
+				}
+				if t {
+					b += textUB
+				}
+			}
+			if b > bestUB {
+				best, bestUB = i, b
+			}
+		}
+		l := lead{group: gi, exp: g.exps[best], ub: bestUB * (1 + pruneMargin), full: (maxExp + nameUB + textUB) * (1 + pruneMargin)}
+		var others float64
+		for i, e := range g.exps {
+			if i != best {
+				others = max(others, expUB(e))
+			}
+		}
+		n, t := folded(l.exp)
+		if n {
+			l.inName = nameW * ix.idf[g.surface]
+		} else {
+			others += nameUB
+		}
+		if t {
+			l.inText = textW * ix.idf[g.textSurf]
+		} else {
+			others += textUB
+		}
+		if others > 0 {
+			l.slack = others * (1 + pruneMargin)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// scoreLead adds a group's lead list to the cells of the tools it has; with only, to those of tools found before.
+// What it adds is at most the group's value for the tool: that value is the best expansion (this one or another),
+// plus the bonuses, which this list carries folded in when it is the stem's.
+func (ix *index) scoreLead(s *scratch, l *lead, mode int, only bool) {
+	list := ix.list(l.exp.term)
+	s.addList(&list, mode, ix.idf[l.exp.term]*l.exp.w, l.inName, l.inText, 1<<l.group, only)
+}
+
+// addList adds idf × weight of each posting of l, plus the folded bonuses, to its tool's cell, and marks the
+// cell with bit; with only, for tools found before only. A list whose bonuses are not used is read without
+// them: adding 0 × a bonus leaves the float as it is, the same as adding nothing.
+func (s *scratch) addList(l *plist, mode int, idf, inName, inText float32, bit uint32, only bool) {
+	ws := l.weights(mode)
+	if inName == 0 && inText == 0 {
+		for i, d := range l.doc {
+			c := &s.cells[d]
+			if c.mask == 0 {
+				if only {
+					continue
+				}
+				s.touched = append(s.touched, d)
+			}
+			c.acc += idf * ws[i]
+			c.mask |= bit
+		}
+		return
+	}
+	names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
+	for i, d := range l.doc {
+		c := &s.cells[d]
+		if c.mask == 0 {
+			if only {
+				continue
+			}
+			s.touched = append(s.touched, d)
+		}
+		c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
+		c.mask |= bit
+	}
+}
+
+// missingBound is the best score of a tool no lead in done has: the slack of the groups of done, the full bound
+// of the groups of rest, times the coverage factor of those groups and the action factor.
+func missingBound(done, rest []lead, cv *coverage, actionBonus float32) float64 {
+	var acc, m float64
+	for _, l := range done {
+		if l.slack > 0 {
+			acc += l.slack
+			m += float64(cv.weights[l.group])
+		}
+	}
+	for _, l := range rest {
+		acc += l.full
+		m += float64(cv.weights[l.group])
+	}
+	cov := m / float64(cv.ng)
+	return acc * (1 + float64(cv.strength)*cov*cov) * float64(actionBonus) * (1 + pruneMargin)
+}
+
+// pushBest adds v to h, a min-heap of at most k of the best values seen.
+func pushBest(h []float32, k int, v float32) []float32 {
+	if len(h) < k {
+		h = append(h, v)
+		for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+			h[(i-1)/2], h[i] = h[i], h[(i-1)/2]
+		}
+		return h
+	}
+	if v <= h[0] {
+		return h
+	}
+	h[0] = v
+	for i := 0; ; {
+		l, r, w := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l] < h[w] {
+			w = l
+		}
+		if r < len(h) && h[r] < h[w] {
+			w = r
+		}
+		if w == i {
+			break
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+	return h
+}
+
+// kthPartial is the k-th best score of the tools found so far from what they matched so far (without the action
+// factor): every one of those k tools will score at least that.
+//
+// It looks at no more than maxSampled of them, evenly spread: the k-th best of any k tools is a lower bound of
+// the k-th best of all, and the bound only needs to clear the best a tool not found could score, which it does by
+// far when pruning pays at all.
+func (s *scratch) kthPartial(k int, cv *coverage) float32 {
+	h := s.best[:0]
+	step := max(1, len(s.touched)/maxSampled)
+	for i := 0; i < len(s.touched); i += step {
+		c := s.cells[s.touched[i]]
+		h = pushBest(h, k, c.acc*cv.factor(c.mask))
+	}
+	s.best = h
+	if len(h) < k {
+		return 0 // fewer than k looked at: no bound
+	}
+	return h[0]
+}
+
+// maxSampled bounds the tools kthPartial looks at.
+const maxSampled = 1024
+
+// rescore scores the tools cands (sorted) from their own postings, every group in group order, with the code
+// that scores from the index.
+func (ix *index) rescore(s *scratch, pq *parsedQuery, cands []uint32) {
+	mini := columns{doc: s.mini.doc[:0], w: s.mini.w[:0], long: s.mini.long[:0], name: s.mini.name[:0], text: s.mini.text[:0]}
+	spans := s.spans[:0]
+	add := func(t uint32) {
+		for _, sp := range spans {
+			if sp.term == t {
+				return
+			}
+		}
+		lo := len(mini.doc)
+		l := ix.list(t)
+		restrict(&mini, &l, cands)
+		spans = append(spans, span{t, lo, len(mini.doc)})
+	}
+	for gi := range pq.groups {
+		g := &pq.groups[gi]
+		for _, e := range g.exps {
+			add(e.term)
+		}
+		if g.hasSurf {
+			add(g.surface)
+		}
+		if g.hasText {
+			add(g.textSurf)
+		}
+	}
+	s.mini, s.spans = mini, spans
+	lists := s.lists[:0]
+	for _, sp := range spans {
+		lo, hi := sp.lo, sp.hi
+		lists = append(lists, termList{term: sp.term, list: plist{doc: mini.doc[lo:hi:hi], w: mini.w[lo:hi:hi],
+			long: mini.long[lo:hi:hi], name: mini.name[lo:hi:hi], text: mini.text[lo:hi:hi]}})
+	}
+	s.lists = lists
+	src := postingSource{ix: ix, restricted: true, lists: lists}
+	for gi := range pq.groups {
+		ix.scoreGroup(s, pq, gi, true, false, &src)
+	}
+}
+
+// span is where one term's postings are in scratch.mini.
+type span struct {
+	term   uint32
+	lo, hi int
+}
+
+// restrict appends to dst the postings of l whose tools are in docs (sorted), in order. It gallops: few tools in
+// a long list cost a few probes each, not the list.
+func restrict(dst *columns, l *plist, docs []uint32) {
+	list := l.doc
+	lo := 0
+	for _, d := range docs {
+		hi := lo
+		for step := 1; hi < len(list) && list[hi] < d; step <<= 1 {
+			lo = hi + 1
+			hi += step
+		}
+		hi = min(hi, len(list))
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if list[mid] < d {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		if lo == len(list) {
+			break
+		}
+		if list[lo] == d {
+			dst.doc = append(dst.doc, d)
+			dst.w = append(dst.w, l.w[lo])
+			dst.long = append(dst.long, l.long[lo])
+			dst.name = append(dst.name, l.name[lo])
+			dst.text = append(dst.text, l.text[lo])
+			lo++
+		}
+	}
+}
