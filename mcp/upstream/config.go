@@ -71,7 +71,7 @@ type ServerConfig struct {
 	// Isolation says whose session of the server a client of `toolsearch mcp serve` uses: "shared" (the
 	// default, also "") gives every client the one session; "per-client" gives each client its own session (its
 	// own process, for a command), started at its first use and closed when it goes away, for servers that keep
-	// state per session such as a browser or a shell.
+	// state per session such as a browser or a shell; at most maxInstances clients at once.
 	Isolation string `json:"isolation,omitempty"`
 	// MaxInstances caps how many clients of `toolsearch mcp serve` may have a session of their own (their own
 	// process, for a command) of a "per-client" server at once, counting those still starting, from 0 to 1000;

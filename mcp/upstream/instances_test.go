@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/internal/seam"
+	"github.com/toolsearch/toolsearch/runtime"
 )
 
 // perClientChild is a per-client server of the test binary's echo behavior, capped at maxInstances.
@@ -285,4 +286,37 @@ func TestPerClientCrashFreesItsSlot(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, alive(t, crashed))
 	requireEcho(t, src, b, "b")
+}
+
+// What the model sees of a refused client: a failed tool_call, at once, whose text says which server is full, its
+// cap and what to do, as for any other failure of a server.
+func TestPerClientInstanceCapReachesTheModelAsAFailedCall(t *testing.T) {
+	f := newFakeServer(0)
+	f.AddTool("navigate", "Open a page.", echo("opened: "))
+	cfg := &Config{Servers: map[string]ServerConfig{"browser": {Command: "in-memory", Isolation: IsolationPerClient, MaxInstances: 1}}}
+	src := startSource(t, cfg, fastOptions(nil), map[string]dialFunc{"browser": f.dial})
+	rt := newTestRuntime(t, runtime.ModeTools)
+	callFor := func(c *clientScope) *runtime.CallResult {
+		ctx := seam.WithCall(t.Context(), &seam.Call{Client: c})
+		run, err := rt.StartRun(ctx, runtime.RunRequest{SessionID: fmt.Sprintf("%p", c), Tools: src.Tools()})
+		require.NoError(t, err)
+		defer run.Close()
+		res, err := run.Execute(ctx, runtime.ToolCall{ID: "1", Name: runtime.ToolCallName,
+			Arguments: json.RawMessage(`{"id": "mcp:browser:navigate", "args": {"text": "example.com"}}`)})
+		require.NoError(t, err)
+		return res
+	}
+	a, b := testClient(src), testClient(src)
+	defer a.Close()
+	defer b.Close()
+	res := callFor(a)
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "opened: example.com")
+
+	res = callFor(b)
+	t.Logf("the model sees: %s", res.Content)
+	assert.True(t, res.IsError)
+	assert.False(t, res.Blocked, "the policy allowed it; the server had no room")
+	assert.Contains(t, res.Content, `mcp server "browser": call navigate: too many per-client instances: the cap of 1`)
+	assert.Contains(t, res.Content, `raise "maxInstances"`)
 }
