@@ -71,8 +71,15 @@ type ServerConfig struct {
 	// Isolation says whose session of the server a client of `toolsearch mcp serve` uses: "shared" (the
 	// default, also "") gives every client the one session; "per-client" gives each client its own session (its
 	// own process, for a command), started at its first use and closed when it goes away, for servers that keep
-	// state per session such as a browser or a shell.
+	// state per session such as a browser or a shell; at most maxInstances clients at once.
 	Isolation string `json:"isolation,omitempty"`
+	// MaxInstances caps how many clients of `toolsearch mcp serve` may have a session of their own (their own
+	// process, for a command) of a "per-client" server at once, counting those still starting, from 0 to 1000;
+	// 0 means the default, 16 unless the program embedding toolsearch sets another. A client whose call would
+	// start one more gets a failed call at once saying so, and the same call succeeds once another client's
+	// session has ended (its client went away or it crashed). The shared session every server keeps is not
+	// counted.
+	MaxInstances int `json:"maxInstances,omitempty"`
 
 	// DisabledTools are tools of this server that are hidden: names as the server lists them, "*" globs allowed
 	// (["delete_*"]), as in Roo Code and Windsurf. toolsearch denies them (as mcp:<server>:<name> in tools.deny),
@@ -89,6 +96,9 @@ type ServerConfig struct {
 
 // MaxStartTimeoutMs is the largest ServerConfig.StartTimeoutMs: ten minutes.
 const MaxStartTimeoutMs = 600_000
+
+// MaxMaxInstances is the largest ServerConfig.MaxInstances: above it, the cap no longer protects the host.
+const MaxMaxInstances = 1000
 
 // The values of ServerConfig.Isolation.
 const (
@@ -186,6 +196,12 @@ func (s ServerConfig) validate() error {
 	case "", IsolationShared, IsolationPerClient:
 	default:
 		return fmt.Errorf("unknown isolation %q (want %q or %q)", s.Isolation, IsolationShared, IsolationPerClient)
+	}
+	switch {
+	case s.MaxInstances < 0 || s.MaxInstances > MaxMaxInstances:
+		return fmt.Errorf(`"maxInstances" must be between 0 (the default) and %d, not %d`, MaxMaxInstances, s.MaxInstances)
+	case s.MaxInstances > 0 && s.Isolation != IsolationPerClient:
+		return fmt.Errorf(`"maxInstances" applies to an "isolation": %q server only`, IsolationPerClient)
 	}
 	switch strings.ToLower(s.Type) {
 	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":

@@ -43,6 +43,13 @@ func TestParseConfig(t *testing.T) {
 		{"server not an object", `{"mcpServers": {"a": "npx x"}}`, 0, `server "a"`},
 		{"wrong field type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, 0, `server "a"`},
 		{"not JSON", `{"mcpServers": `, 0, "mcp config"},
+		{"instance cap", `{"mcpServers": {"a": {"command": "x", "isolation": "per-client", "maxInstances": 1000}}}`, 1, ""},
+		{"negative instance cap", `{"mcpServers": {"a": {"command": "x", "isolation": "per-client", "maxInstances": -1}}}`, 0,
+			`server "a": "maxInstances" must be between 0 (the default) and 1000, not -1`},
+		{"huge instance cap", `{"mcpServers": {"a": {"command": "x", "isolation": "per-client", "maxInstances": 1001}}}`, 0,
+			`"maxInstances" must be between 0 (the default) and 1000, not 1001`},
+		{"instance cap of a shared server", `{"mcpServers": {"a": {"command": "x", "maxInstances": 4}}}`, 0,
+			`server "a": "maxInstances" applies to an "isolation": "per-client" server only`},
 		{"every problem at once", `{"mcpServers": {"a": {}, "b": {"type": "sse", "url": "https://e"}}}`, 0, `server "a": needs "command" or "url"; server "b"`},
 	}
 	for _, tc := range tests {
@@ -98,6 +105,7 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.Equal(t, DefaultCloseTimeout, o.closeTimeout)
 	assert.Equal(t, DefaultRetryDelay, o.retryDelay)
 	assert.Equal(t, DefaultMaxRetryDelay, o.maxRetryDelay)
+	assert.Equal(t, DefaultMaxClientInstances, o.maxInstances)
 	o = (&Options{RetryDelay: 2 * time.Minute}).resolve()
 	assert.Equal(t, 2*time.Minute, o.maxRetryDelay, "the cap is never below the first delay")
 }

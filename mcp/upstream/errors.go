@@ -20,6 +20,10 @@ var (
 	// ErrResultTooLarge is wrapped when a resources/read or prompts/get result is larger than
 	// Options.MaxReadBytes; it was dropped unread.
 	ErrResultTooLarge = errors.New("result too large")
+	// ErrTooManyInstances is wrapped when a client's call would start one more instance of a per-client server
+	// than its cap (ServerConfig.MaxInstances, or Options.MaxClientInstances): the call fails at once, and the
+	// same call succeeds once another client's instance has ended.
+	ErrTooManyInstances = errors.New("too many per-client instances")
 )
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and

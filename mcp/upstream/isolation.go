@@ -38,6 +38,9 @@ type isolatedSession struct {
 	calls    context.Context // ends when the session starts closing
 	endCalls context.CancelFunc
 	err      error
+	// free gives back the session's slot of its server's instance cap (server.instances); it is called once the
+	// session's process has stopped, or its start has failed, and only the first call counts.
+	free func()
 }
 
 // newClientScope starts the scope of one client. Its sessions end at its close or at the Source's, whichever
@@ -57,9 +60,18 @@ func (c *clientScope) session(ctx context.Context, u *server, op string) (*sdk.C
 	}
 	is := c.sessions[u]
 	if is == nil {
-		is = &isolatedSession{ready: make(chan struct{})}
+		// The slot is taken before the start, so that clients arriving together cannot start more than the cap
+		// between them; a client over it is refused at once rather than queued, since a slot frees only when
+		// some other client goes away, which may be in half an hour.
+		free, err := u.takeInstance()
+		if err != nil {
+			c.mu.Unlock()
+			return nil, nil, &ServerError{Server: u.name, Op: op, Err: err}
+		}
+		is = &isolatedSession{ready: make(chan struct{}), free: free}
 		if !c.src.goTracked(func() { c.start(u, is) }) {
 			c.mu.Unlock()
+			free()
 			return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
 		}
 		c.sessions[u] = is
@@ -86,6 +98,7 @@ func (c *clientScope) start(u *server, is *isolatedSession) {
 	if err != nil {
 		is.err = fmt.Errorf("start a session of the client's own: %w", err)
 		c.forget(u, is)
+		is.free()
 		return
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, u.clientOptions(c))
@@ -94,6 +107,7 @@ func (c *clientScope) start(u *server, is *isolatedSession) {
 		u.stopStarting(conn)
 		is.err = fmt.Errorf("start a session of the client's own: %w", u.explain(ctx, conn, err))
 		c.forget(u, is)
+		is.free()
 		return
 	}
 	is.sess, is.conn = sess, conn
@@ -149,8 +163,10 @@ func (c *clientScope) forget(u *server, is *isolatedSession) bool {
 	return true
 }
 
-// closeSession ends one isolated session within the Source's close bound and stops its process.
+// closeSession ends one isolated session within the Source's close bound, stops its process, and then gives back
+// its slot of the instance cap.
 func (c *clientScope) closeSession(is *isolatedSession) {
+	defer is.free()
 	if is.sess == nil {
 		return
 	}
@@ -159,6 +175,20 @@ func (c *clientScope) closeSession(is *isolatedSession) {
 	closeWithin(is.sess, deadline)
 	if is.conn != nil && is.conn.stop != nil {
 		is.conn.stop(deadline)
+	}
+}
+
+// takeInstance takes one of u's slots for a client's own session, or fails with ErrTooManyInstances when every
+// slot is held by a session that runs or starts. The returned func gives the slot back; calls after the first do
+// nothing.
+func (u *server) takeInstance() (free func(), err error) {
+	select {
+	case u.instances <- struct{}{}:
+		return sync.OnceFunc(func() { <-u.instances }), nil
+	default:
+		return nil, fmt.Errorf(`%w: the cap of %d (its "maxInstances") is taken: that many client sessions of it `+
+			`are running or starting; try again once one of those clients has gone away, or raise "maxInstances" in `+
+			`the server's config entry`, ErrTooManyInstances, cap(u.instances))
 	}
 }
 

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,8 @@ type server struct {
 	wake     chan struct{} // closed by the first use of an idle lazy server
 	wakeOnce sync.Once
 	reads    chan struct{} // a slot per resources/read or prompts/get in flight (Options.MaxConcurrentReads)
+	// instances holds a slot per client session of its own, running or starting (Options.MaxClientInstances).
+	instances chan struct{}
 
 	mu        sync.Mutex
 	state     State
@@ -66,6 +69,7 @@ func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFu
 		first:      make(chan struct{}),
 		wake:       make(chan struct{}),
 		reads:      make(chan struct{}, s.opts.maxReads),
+		instances:  make(chan struct{}, cmp.Or(cfg.MaxInstances, s.opts.maxInstances)),
 		state:      StateStarting,
 		since:      time.Now(),
 	}

@@ -54,6 +54,10 @@ const (
 	DefaultMaxConcurrentReads = 4
 )
 
+// DefaultMaxClientInstances is Options.MaxClientInstances's default: sixteen browsers or shells, say, which a small
+// host still holds, where the front's hundred sessions each with its own would not.
+const DefaultMaxClientInstances = 16
+
 // Options configure New. A nil *Options means every default.
 type Options struct {
 	// Progress receives one line per event a person starting the servers wants to see: starting, ready with
@@ -96,6 +100,13 @@ type Options struct {
 	// MaxConcurrentReads is how many resources/read and prompts/get requests one server may have in flight at
 	// once; more wait for one to end (within their context). 0 means DefaultMaxConcurrentReads.
 	MaxConcurrentReads int
+	// MaxClientInstances is how many client sessions of its own (each its own process, for a command) one
+	// per-client server (ServerConfig.Isolation) may have running or starting at once; the server's
+	// ServerConfig.MaxInstances overrides it. A client whose call would start one more fails at once with
+	// ErrTooManyInstances; a slot frees as soon as an instance has stopped (its client went away, it crashed) or
+	// its start failed. The server's shared session, which every server keeps, is not counted. 0 means
+	// DefaultMaxClientInstances.
+	MaxClientInstances int
 }
 
 // State is where a server is in its life.
@@ -165,6 +176,7 @@ type options struct {
 	childEnv        map[string]string
 	maxReadBytes    int
 	maxReads        int
+	maxInstances    int
 	progressMu      *sync.Mutex
 }
 
@@ -183,6 +195,7 @@ func (o *Options) resolve() options {
 			childEnv:      o.ChildEnv,
 			maxReadBytes:  o.MaxReadBytes,
 			maxReads:      o.MaxConcurrentReads,
+			maxInstances:  o.MaxClientInstances,
 		}
 	}
 	if r.maxReadBytes <= 0 {
@@ -191,6 +204,9 @@ func (o *Options) resolve() options {
 	r.maxReadBytes = min(r.maxReadBytes, MaxMessageBytes)
 	if r.maxReads <= 0 {
 		r.maxReads = DefaultMaxConcurrentReads
+	}
+	if r.maxInstances <= 0 {
+		r.maxInstances = DefaultMaxClientInstances
 	}
 	orDefault := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
