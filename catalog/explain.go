@@ -30,10 +30,11 @@ type Explanation struct {
 
 // WordMatch is one query word in an explanation.
 type WordMatch struct {
-	Word string `json:"word"` // as written, lowercased
+	Word string `json:"word"` // as written, lowercased; two words for a pair of adjacent words ("round trip")
 	// Term is the index term that gave the word its score for this tool: the word's stem, or what it was
-	// expanded to; How says which ("word", "synonym", "prefix", "typo fix", "abbreviation"). Empty when the tool
-	// does not have the word.
+	// expanded to; How says which ("word", "synonym", "prefix", "typo fix", "abbreviation", and for a pair "pair"
+	// when the tool has the two words side by side, "joined pair" when it has them as one word). Empty when the
+	// tool does not have the word. A pair's Term is "+" and its two stems ("+round trip").
 	Term string `json:"term,omitempty"`
 	How  string `json:"how,omitempty"`
 	// Fields are the tool's fields that hold Term: name, label, source, description, parameters. The score of a
@@ -133,12 +134,21 @@ func (c *Catalog) docOf(e *entry) uint32 {
 	return 0
 }
 
-// hasTerm reports whether text, analyzed as the index analyzes it, has term.
+// hasTerm reports whether text, analyzed as the index analyzes it, has term (a pair term: two adjacent words).
 func hasTerm(text, term string) bool {
 	found := false
+	prev := ""
 	splitWords(text, func(w string) {
-		if !found && analyze(w) == term {
+		t := analyze(w)
+		if found || t == "" {
+			return
+		}
+		if t == term || prev != "" && pairKey(prev, t) == term {
 			found = true
+		}
+		prev = ""
+		if pairable(w) {
+			prev = t
 		}
 	})
 	return found
@@ -147,6 +157,10 @@ func hasTerm(text, term string) bool {
 // how names the kind of expansion term is of group g.
 func (ix *index) how(g *queryGroup, term uint32) string {
 	switch {
+	case g.pair && ix.vocab[term] == g.word:
+		return "pair"
+	case g.pair:
+		return "joined pair"
 	case ix.vocab[term] == g.word:
 		return "word"
 	case g.corrected:

@@ -72,6 +72,15 @@ type rankConfig struct {
 	// shortActions applies actionBonus to terse queries too.
 	shortActions bool
 
+	// pairWeight: adjacent content words of a tool's name, label, source name, description and parameter text are
+	// indexed as pairs ("postal code", "round trip"), and two adjacent words of a request count as a weak bonus
+	// term, this much of a word, towards the tools that have them side by side or joined ("roundtrip"); 0 indexes
+	// no pairs. Pairs are read in long requests only, unless shortPairs.
+	pairWeight float32
+	shortPairs bool
+	pairFields uint8 // bit f: field f's pairs are indexed
+	noJoined   bool  // ablation: a request's pair does not match the two words joined
+
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
 	// noPrune scores every matched tool (see scoreQuery), for the pruning tests to compare with.
 	noPrune bool
@@ -98,6 +107,7 @@ func defaultRankConfig() rankConfig {
 		longHint:      1,
 		actionBonus:   0.005,
 		prunePostings: 4096,
+		pairFields:    1<<numFields - 1,
 	}
 }
 
@@ -115,11 +125,23 @@ type posting struct {
 const noTerm = math.MaxUint32
 
 // surfacePrefix marks the unstemmed name terms, textSurfacePrefix the unstemmed words of the label, source name
-// and description; no analyzed word starts with either.
+// and description, pairPrefix the pairs of adjacent stems ("+postal cod"); no analyzed word starts with any.
 const (
 	surfacePrefix     = "="
 	textSurfacePrefix = "~"
+	pairPrefix        = "+"
 )
+
+// pairKey is the term of two adjacent stems.
+func pairKey(a, b string) string { return pairPrefix + a + " " + b }
+
+// pairable reports a word that can be half of a pair: a word of letters. A number next to a word ("48 hours",
+// an id in a tool name) is a value, not part of a phrase, and pairs of characters of unspaced scripts are
+// already pairs.
+func pairable(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return !isNumber(w) && !isUnspaced(r)
+}
 
 // docText is what the index reads of one tool.
 type docText struct {
@@ -153,8 +175,11 @@ type index struct {
 	// reading their surface bonuses from the stem's list halves what such a word reads; other forms keep lists
 	// of their own.
 	inlineName, inlineText []uint32
-	actions                []uint16 // per tool, its toolAction
-	scratch                sync.Pool
+	// firstPair is the id of the first pair term: pair terms come after every other, and their postings after
+	// every other's in cols, which holds no name and text weights for them (a pair has no surface bonus).
+	firstPair uint32
+	actions   []uint16 // per tool, its toolAction
+	scratch   sync.Pool
 }
 
 func buildIndex(docs []docText, cfg rankConfig) *index {
@@ -177,7 +202,13 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		lens    = make([][numFields]uint32, len(docs)) // in half words: see halfWords
 		slot    []int32                                // term id → its entry in the current tool, or -1
 		sumLens [numFields]float64
+		// Pairs get ids of their own while building, marked with pairBit, and the ids after every other term's
+		// once all are known (see index.firstPair).
+		pairs     = make(map[string]uint32)
+		pairVocab []string
+		pairSlot  []int32
 	)
+	const pairBit = 1 << 31
 	for d := range docs {
 		start := len(flat)
 		for f := 0; f < numFields; f++ {
@@ -207,10 +238,38 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				}
 				return id
 			}
+			countPair := func(key string) {
+				local, ok := pairs[key]
+				if !ok {
+					local = uint32(len(pairVocab))
+					pairs[key] = local
+					pairVocab = append(pairVocab, key)
+					pairSlot = append(pairSlot, -1)
+				}
+				if pairSlot[local] < 0 {
+					pairSlot[local] = int32(len(flat))
+					flat = append(flat, entry{term: local | pairBit})
+				}
+				if e := &flat[pairSlot[local]]; e.tf[f] < math.MaxUint16 {
+					e.tf[f]++
+				}
+			}
+			prev := ""
 			splitWords(docs[d].fields[f], func(w string) {
 				t := analyze(w)
 				if t == "" {
 					return
+				}
+				if cfg.pairWeight > 0 && cfg.pairFields&(1<<f) != 0 {
+					switch {
+					case !pairable(w):
+						prev = ""
+					default:
+						if prev != "" {
+							countPair(pairKey(prev, t))
+						}
+						prev = t
+					}
 				}
 				id := count(t)
 				if _, ok := ix.stemOf[w]; !ok && len(w) >= 3 && isASCIILetters(w) {
@@ -224,7 +283,11 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 			})
 		}
 		for i := start; i < len(flat); i++ {
-			slot[flat[i].term] = -1
+			if t := flat[i].term; t&pairBit != 0 {
+				pairSlot[t&^pairBit] = -1
+			} else {
+				slot[t] = -1
+			}
 		}
 		ends[d] = len(flat)
 		for f := range sumLens {
@@ -237,6 +300,16 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 	}
 
+	ix.firstPair = uint32(len(ix.vocab))
+	for i, key := range pairVocab {
+		ix.terms[key] = ix.firstPair + uint32(i)
+	}
+	ix.vocab = append(ix.vocab, pairVocab...)
+	for i := range flat {
+		if t := flat[i].term; t&pairBit != 0 {
+			flat[i].term = ix.firstPair + t&^pairBit
+		}
+	}
 	df := make([]uint32, len(ix.vocab))
 	for _, e := range flat {
 		df[e.term]++
@@ -378,8 +451,12 @@ func (ix *index) flatten() {
 		total += len(l)
 	}
 	same := ix.cfg.longBoost == ix.cfg.boost
-	c := columns{doc: make([]uint32, 0, total), w: make([]float32, 0, total), name: make([]float32, 0, total),
-		text: make([]float32, 0, total)}
+	words := 0 // postings of the terms before the pairs, the only ones with name and text weights
+	for _, l := range ix.postings[:ix.firstPair] {
+		words += len(l)
+	}
+	c := columns{doc: make([]uint32, 0, total), w: make([]float32, 0, total), name: make([]float32, 0, words),
+		text: make([]float32, 0, words)}
 	if !same {
 		c.long = make([]float32, 0, total)
 	}
@@ -387,7 +464,10 @@ func (ix *index) flatten() {
 	for t, l := range ix.postings {
 		ix.start[t] = uint32(len(c.doc))
 		for _, p := range l {
-			c.doc, c.w, c.name, c.text = append(c.doc, p.doc), append(c.w, p.w[0]), append(c.name, p.name), append(c.text, p.text)
+			c.doc, c.w = append(c.doc, p.doc), append(c.w, p.w[0])
+			if uint32(t) < ix.firstPair {
+				c.name, c.text = append(c.name, p.name), append(c.text, p.text)
+			}
 			if !same {
 				c.long = append(c.long, p.w[1])
 			}
@@ -404,7 +484,11 @@ func (ix *index) flatten() {
 func (ix *index) list(t uint32) plist {
 	lo, hi := ix.start[t], ix.start[t+1]
 	c := &ix.cols
-	return plist{doc: c.doc[lo:hi:hi], w: c.w[lo:hi:hi], long: c.long[lo:hi:hi], name: c.name[lo:hi:hi], text: c.text[lo:hi:hi]}
+	l := plist{doc: c.doc[lo:hi:hi], w: c.w[lo:hi:hi], long: c.long[lo:hi:hi]}
+	if t < ix.firstPair {
+		l.name, l.text = c.name[lo:hi:hi], c.text[lo:hi:hi]
+	}
+	return l
 }
 
 // listLen is how many tools term t has.
@@ -469,6 +553,7 @@ type queryGroup struct {
 	hasSurf   bool
 	textSurf  uint32 // the "~word" term, when some label, source name or description has it
 	hasText   bool
+	pair      bool // two adjacent words of the request (raw "round trip"), a hint; word is their pair term
 }
 
 // parsedQuery is a query analyzed against the index.
@@ -508,6 +593,9 @@ func (ix *index) parseQuery(q string) parsedQuery {
 				pq.actions |= actionOf(g.word)
 			}
 		}
+		if ix.cfg.shortPairs {
+			ix.addPairs(&pq, q)
+		}
 		return pq // a terse query ranks as keywords, exactly as before long requests had rules of their own
 	}
 	pq.long = true
@@ -523,7 +611,54 @@ func (ix *index) parseQuery(q string) parsedQuery {
 		}
 		g.hint = true
 	}
+	ix.addPairs(&pq, q) // after the hints of numbers and quoted values: a pair is a hint already
 	return pq
+}
+
+// addPairs adds a group for each distinct pair of adjacent words of the request that some tool has side by side
+// (its pair term) or joined into one word ("round trip" → roundtrip), after the words' groups and within
+// maxQueryGroups. Adjacent means as the index reads a tool's text: stop words between them are skipped, a number
+// breaks the run. A pair is a hint: a weak bonus that does not count towards coverage, so a tool is not asked to
+// match the request's pairs as well as its words, and what a pair adds tells apart tools that match the same
+// words ("round trip flights" against SearchOnewayFlight and SearchRoundtripFlights).
+func (ix *index) addPairs(pq *parsedQuery, q string) {
+	if ix.cfg.pairWeight <= 0 {
+		return
+	}
+	var prevRaw, prev string
+	seen := make(map[string]bool)
+	splitWords(q, func(w string) {
+		t := analyze(w)
+		if t == "" || len(pq.groups) >= maxQueryGroups {
+			return
+		}
+		if !pairable(w) {
+			prev = ""
+			return
+		}
+		a, aRaw := prev, prevRaw
+		prev, prevRaw = t, w
+		if a == "" || a == t {
+			return
+		}
+		key := pairKey(a, t)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		g := queryGroup{word: key, raw: aRaw + " " + w, hint: true, pair: true}
+		if id, ok := ix.terms[key]; ok {
+			g.exps = append(g.exps, expansion{id, ix.cfg.pairWeight})
+		}
+		if j := analyze(aRaw + w); !ix.cfg.noJoined && j != "" && j != a && j != t && len(aRaw)+len(w) <= maxTokenBytes {
+			if id, ok := ix.terms[j]; ok {
+				g.exps = append(g.exps, expansion{id, ix.cfg.pairWeight})
+			}
+		}
+		if len(g.exps) > 0 {
+			pq.groups = append(pq.groups, g)
+		}
+	})
 }
 
 // isNumber reports a word of digits only: a quantity, a date, a coordinate or an id in a request ("the 48 of

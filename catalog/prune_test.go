@@ -189,3 +189,49 @@ func TestPruningHammer(t *testing.T) {
 		t.Errorf("%q ranked differently under load", q)
 	}
 }
+
+// TestPruningWithPairsRanksAsFullScoring: with adjacent-word pairs read by every query, a pruned search still
+// returns exactly what full scoring does; pair groups come after the words' and index the coverage table by
+// the words' bits only, which this checks on queries longer than maxTableGroups as well.
+func TestPruningWithPairsRanksAsFullScoring(t *testing.T) {
+	synth := synthTools(20000)
+	type corpus struct {
+		name    string
+		tools   []Tool
+		queries []string
+	}
+	corpora := []corpus{{"synthetic", synth, pruneQueries(synth, 300)}}
+	for _, s := range loadQualitySets(t) {
+		var qs []string
+		for _, q := range s.Queries {
+			qs = append(qs, q.Text)
+		}
+		corpora = append(corpora, corpus{s.Name, s.tools, qs})
+	}
+	for _, c := range corpora {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := pairsConfig()
+			cfg.shortPairs = true
+			cfg.prunePostings = 0
+			full := cfg
+			full.noPrune = true
+			pruned, err := newCatalog(c.tools, nil, "", &counters{}, cfg)
+			require.NoError(t, err)
+			plain, err := newCatalog(c.tools, nil, "", &counters{}, full)
+			require.NoError(t, err)
+			withPairs := 0
+			for _, q := range c.queries {
+				for _, k := range []int{1, 10, 50} {
+					require.Equal(t, plain.ix.search(q, k), pruned.ix.search(q, k), "%q, limit %d", q, k)
+				}
+				for _, g := range pruned.ix.parseQuery(q).groups {
+					if g.pair {
+						withPairs++
+						break
+					}
+				}
+			}
+			require.Greater(t, withPairs, len(c.queries)/10, "queries must read pairs")
+		})
+	}
+}

@@ -160,6 +160,8 @@ var ablations = []struct {
 	{"-source field", func(c *rankConfig) { c.boost[fieldSource] = 0 }},
 	{"-params field", func(c *rankConfig) { c.boost[fieldParams] = 0 }},
 	{"flat field boosts", func(c *rankConfig) { c.boost = [numFields]float32{1, 1, 1, 1, 1} }},
+	{"+pairs 0.3 (long requests)", func(c *rankConfig) { c.pairWeight = 0.3 }},
+	{"+pairs 0.3 of descriptions", func(c *rankConfig) { c.pairWeight, c.pairFields = 0.3, 1<<fieldDescription }},
 }
 
 func needIDs(tools []Tool, q devset.Query) [][]string {

@@ -58,7 +58,10 @@ type coverage struct {
 	total        float32 // of weights
 	live         int     // groups with a weight
 	ng, strength float32
-	factors      []float32 // by mask, for a query of up to maxTableGroups groups
+	factors      []float32 // by mask, for a query of up to maxTableGroups groups before its pairs
+	// tableMask keeps the bits of a mask that factors is indexed by: the groups before the pairs, which come
+	// last and count nothing towards coverage, so that leaving them out sums the same weights.
+	tableMask uint32
 }
 
 // newCoverage computes a query's coverage weights, and for a short query the coverage factor of every subset of
@@ -68,8 +71,13 @@ func (ix *index) newCoverage(s *scratch, groups []queryGroup) coverage {
 	cv.weights, cv.total, cv.live = ix.queryWeights(groups)
 	cv.ng = max(cv.total, 1e-6)
 	cv.strength = ix.coverageStrength(cv.live)
-	if len(groups) <= maxTableGroups {
-		weight, factor := s.weight[:1<<len(groups)], s.factor[:1<<len(groups)]
+	words := len(groups)
+	for words > 0 && groups[words-1].pair {
+		words--
+	}
+	if words <= maxTableGroups {
+		cv.tableMask = 1<<words - 1
+		weight, factor := s.weight[:1<<words], s.factor[:1<<words]
 		weight[0], factor[0] = 0, coverageFactor(0, cv.ng, cv.strength)
 		for m := 1; m < len(weight); m++ {
 			hb := bits.Len(uint(m)) - 1
@@ -83,7 +91,7 @@ func (ix *index) newCoverage(s *scratch, groups []queryGroup) coverage {
 
 func (cv *coverage) factor(mask uint32) float32 {
 	if cv.factors != nil {
-		return cv.factors[mask]
+		return cv.factors[mask&cv.tableMask]
 	}
 	return coverageFactor(matchedWeight(mask, &cv.weights), cv.ng, cv.strength)
 }
@@ -329,7 +337,7 @@ func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, sr
 // whenever some tool has the word).
 func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
 	id, ok := ix.terms[g.word]
-	if !ok {
+	if !ok || g.pair { // a pair term has no bonuses to fold, nor name and text weights to fold them in
 		return noTerm, false
 	}
 	for _, e := range g.exps {
@@ -518,7 +526,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	if cv.factors != nil {
 		bf = s.boundFactor[:len(cv.factors)]
 		for m := range bf {
-			bf[m] = cv.factors[uint32(m)|slackMask] * (1 + pruneMargin)
+			bf[m] = cv.factors[(uint32(m)|slackMask)&cv.tableMask] * (1 + pruneMargin)
 		}
 	}
 	slack32 := float32(slack)
@@ -530,7 +538,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		lower := c.acc * cv.factor(c.mask)
 		var bound float32
 		if bf != nil {
-			bound = (c.acc + slack32) * bf[c.mask]
+			bound = (c.acc + slack32) * bf[c.mask&cv.tableMask]
 		} else {
 			bound = (c.acc + slack32) * cv.factor(c.mask|slackMask) * (1 + pruneMargin)
 		}
@@ -867,8 +875,13 @@ func restrict(dst *columns, l *plist, docs []uint32) {
 			dst.doc = append(dst.doc, d)
 			dst.w = append(dst.w, l.w[lo])
 			dst.long = append(dst.long, l.long[lo])
-			dst.name = append(dst.name, l.name[lo])
-			dst.text = append(dst.text, l.text[lo])
+			if l.name != nil {
+				dst.name = append(dst.name, l.name[lo])
+				dst.text = append(dst.text, l.text[lo])
+			} else {
+				dst.name = append(dst.name, 0) // a pair's: kept so that dst's columns stay aligned
+				dst.text = append(dst.text, 0)
+			}
 			lo++
 		}
 	}
