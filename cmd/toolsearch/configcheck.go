@@ -46,9 +46,9 @@ var foreignServerFields = map[string]string{
 	"serverUrl":     "Windsurf's name for the endpoint; toolsearch reads \"url\"",
 	"httpUrl":       "Gemini CLI's name for a streamable HTTP endpoint; toolsearch reads \"url\"",
 	"trust":         "Gemini CLI's trust switch; toolsearch reads \"trusted\"",
-	"includeTools":  "Gemini CLI's list of the tools it offers; toolsearch offers every tool of a server",
-	"excludeTools":  "Gemini CLI's list of hidden tools; toolsearch offers every tool of a server",
-	"oauth":         "OAuth settings of Gemini CLI and VS Code; toolsearch sends \"headers\" and does no OAuth flow",
+	"includeTools": "Gemini CLI's list of the only tools it offers; toolsearch offers every tool of a server " +
+		"not denied: list the others in \"disabledTools\" (or \"excludeTools\"), or narrow tools.allow",
+	"oauth": "OAuth settings of Gemini CLI and VS Code; toolsearch sends \"headers\" and does no OAuth flow",
 }
 
 // closestKey returns the candidate nearest to s and how many edits away it is, a change of case counting as

@@ -52,7 +52,7 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 			[]string{`unknown field mcpServers.memory.lazzy: did you mean "lazy"? (it is ignored)`}, ""},
 		{"server field far off", `{mcpServers: {memory: {` + memory + `, color: "red"}}}`,
 			[]string{`unknown field mcpServers.memory.color is ignored (the fields of a server are alwaysAllow, args, ` +
-				`autoApprove, command, cwd, disabled, disabledTools, env, headers, isolation, lazy, maxInstances, startTimeoutMs, ` +
+				`autoApprove, command, cwd, disabled, disabledTools, env, excludeTools, headers, isolation, lazy, maxInstances, startTimeoutMs, ` +
 				`trusted, type, url)`}, ""},
 		{"Cline's timeout", `{mcpServers: {memory: {` + memory + `, timeout: 60}}}`,
 			[]string{`mcpServers.memory.timeout is ignored: Cline and Roo Code read it as a request timeout in ` +
@@ -137,7 +137,7 @@ func TestConfigSetRefusesMistakenKeys(t *testing.T) {
 			exitFailure, `toolsearch config set: unknown field mcpServers.time.cmd: did you mean "cwd"?; PATH is unchanged` + "\n"},
 		{"unknown server field", []string{"mcpServers.memory.color", `"red"`}, exitFailure,
 			"toolsearch config set: unknown field mcpServers.memory.color is ignored (the fields of a server are " +
-				"alwaysAllow, args, autoApprove, command, cwd, disabled, disabledTools, env, headers, isolation, lazy, " +
+				"alwaysAllow, args, autoApprove, command, cwd, disabled, disabledTools, env, excludeTools, headers, isolation, lazy, " +
 				"maxInstances, startTimeoutMs, trusted, type, url); PATH is unchanged\n"},
 		{"command with arguments", []string{"mcpServers.memory.command", "npx -y m"}, exitFailure,
 			`toolsearch config set: mcpServers.memory.command "npx -y m" has arguments in it: the command is started ` +

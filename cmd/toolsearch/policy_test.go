@@ -292,15 +292,15 @@ func TestPolicyConfigChecks(t *testing.T) {
 	}
 
 	lc, err := loadConfig(writeFile(t, "c.json5", `{mcpServers: {"my server": {url: "https://x.example/mcp",
-		disabledTools: ["drop table", "rm*"], autoApprove: ["get_issue"], alwaysAllow: ["list_*"]}},
+		disabledTools: ["drop table", "rm*"], excludeTools: ["wipe"], autoApprove: ["get_issue"], alwaysAllow: ["list_*"]}},
 		tools: {allow: ["server:my_server"], ask: ["*"], profiles: {ci: {token: "${A}", allow: ["annotation:readOnly"], ask: ["x"]}}}}`))
 	require.NoError(t, err)
 	assert.Equal(t, catalog.Rule{
 		Allow:       append([]string{"server:my_server"}, controlNames()...),
-		Deny:        []string{"mcp:my_server:drop_table", "mcp:my_server:rm*"},
+		Deny:        []string{"mcp:my_server:drop_table", "mcp:my_server:rm*", "mcp:my_server:wipe"},
 		Ask:         []string{"*"},
 		AutoApprove: []string{"mcp:my_server:get_issue", "mcp:my_server:list_*"},
-	}, lc.policy.Agent, "disabledTools deny, autoApprove and alwaysAllow merge, names made safe as in tool ids")
+	}, lc.policy.Agent, "disabledTools and excludeTools deny, autoApprove and alwaysAllow merge, names made safe as in tool ids")
 	require.Len(t, lc.profiles, 1)
 	ci := lc.profiles[0]
 	assert.Equal(t, "A", ci.TokenEnv)

@@ -122,6 +122,7 @@ func checkPolicy(f *runtime.ConfigFile, servers *upstream.Config) (*policyConfig
 			list    string
 		}{
 			{"disabledTools", s.DisabledTools, &agent.Deny, policyDenyKey},
+			{"excludeTools", s.ExcludeTools, &agent.Deny, policyDenyKey},
 			{"autoApprove", s.AutoApprove, &agent.AutoApprove, "autoApprove"},
 			{"alwaysAllow", s.AlwaysAllow, &agent.AutoApprove, "autoApprove"},
 		} {

@@ -86,6 +86,8 @@ type ServerConfig struct {
 	// so they are unknown to search, describe and call in every mode and absent from off mode's tools/list. They
 	// change nothing about how the server starts.
 	DisabledTools []string `json:"disabledTools,omitempty"`
+	// ExcludeTools is Gemini CLI's name for disabledTools; when both are set, the two lists are merged.
+	ExcludeTools []string `json:"excludeTools,omitempty"`
 	// AutoApprove are tools of this server that tools.ask does not hold for approval, as in Cline: names as the
 	// server lists them, "*" globs allowed. They never allow a denied or disabled tool, never lift the ask of a
 	// profile (tools.profiles), and never approve a tool whose pinned definition changed.
