@@ -82,11 +82,19 @@ func (s *Server) HealthHandler() http.Handler {
 	})
 }
 
-// Protect puts h behind the checks of Handler's own: no browser origin that is not allowed, and a bearer token
-// when one is required (ServerOptions.BearerToken or any profile's token). `mcp serve` serves /metrics and
-// /readyz through it.
+// Protect puts h behind the checks of Handler's own: no browser origin that is not allowed, and
+// ServerOptions.BearerToken when one is set. A profile's token never opens it: /metrics and /readyz name every
+// server and tool, including those a profile may not see, so with Profiles and no BearerToken every request is
+// refused (401). `mcp serve` serves /metrics and /readyz through it.
 func (s *Server) Protect(h http.Handler) http.Handler {
-	return guard(h, s.tokens, s.opts.AllowedOrigins)
+	if len(s.opts.Profiles) > 0 && s.opts.BearerToken == "" {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "Unauthorized: this endpoint takes the server's own bearer token, which is not set; "+
+				"a profile's token does not open it", http.StatusUnauthorized)
+		})
+	}
+	return guard(h, newTokenSet(s.opts.BearerToken, nil), s.opts.AllowedOrigins)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

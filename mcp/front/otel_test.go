@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -222,6 +223,45 @@ func TestHealthEndpoints(t *testing.T) {
 
 	code, _ = get("/other", "")
 	assert.Equal(t, http.StatusNotFound, code)
+}
+
+// /readyz (and /metrics, through Protect) name every server and tool, so a profile's token, which may see only
+// some of them, never opens them: only the server's own token does, and without one nobody.
+func TestHealthEndpointsTakeTheServersOwnTokenOnly(t *testing.T) {
+	ok := newFakeServer(0)
+	ok.AddTool("ping", "Answers.", echo("pong"))
+	src := startSource(t, inMemoryConfig("good"), fastOptions(nil), map[string]dialFunc{"good": ok.dial})
+	for _, tc := range []struct {
+		name   string
+		bearer string
+		want   map[string]int // token → status of /readyz
+	}{
+		{"with the server's token", "secret", map[string]int{"secret": http.StatusOK, ciToken: http.StatusUnauthorized,
+			fullToken: http.StatusUnauthorized, "": http.StatusUnauthorized}},
+		{"profiles only", "", map[string]int{ciToken: http.StatusUnauthorized, fullToken: http.StatusUnauthorized,
+			"": http.StatusUnauthorized}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := NewServer(t.Context(), newTestRuntime(t, runtime.ModeTools), src,
+				&ServerOptions{BearerToken: tc.bearer, Profiles: twoProfiles()})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, srv.Close()) })
+			ts := httptest.NewServer(srv.HealthHandler())
+			t.Cleanup(ts.Close)
+			require.Eventually(t, func() bool { return srv.Health().Ready }, 10*time.Second, 5*time.Millisecond)
+			for token, want := range tc.want {
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/readyz", nil)
+				require.NoError(t, err)
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, want, resp.StatusCode, "token %q", token)
+			}
+		})
+	}
 }
 
 func TestReadyWhenEveryServerIsReady(t *testing.T) {
