@@ -66,8 +66,8 @@ flags:
   --allow-origin ORIG  also accept browser requests from this origin (repeatable); other origins than loopback
                        ones are refused
   --session-log DIR    write one JSON Lines session log per client session into DIR
-  --metrics            with --http, serve the metrics as Prometheus text at /metrics (behind the token when
-                       one is set); /healthz and /readyz are always served
+  --metrics            with --http, serve the metrics as Prometheus text at /metrics (behind the server's
+                       own token when one is set, never a profile's); /healthz and /readyz are always served
 
 Traces and metrics are exported over OTLP/HTTP when the standard variables ask for it
 (OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, ...); with none set,
@@ -224,6 +224,15 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 					runtime.FormatConfigKey("tools", policyProfilesKey, p.Name, "token"), p.TokenEnv, tokenEnv)
 				return exitFailure
 			}
+		}
+		if sf.token == "" {
+			// Metrics and readiness name every server and tool, which a profile's token must not open.
+			endpoints := "/readyz takes"
+			if sf.metrics {
+				endpoints = "/readyz and /metrics take"
+			}
+			fmt.Fprintf(stderr, "toolsearch mcp serve: note: %s the server's own token, and none is set (%s or "+
+				"--token): a profile's token does not open them, so they refuse every request\n", endpoints, tokenEnv)
 		}
 	case len(lc.profiles) > 0:
 		// Profiles are chosen by a request's bearer token, and standard input has none: its one client is the

@@ -484,6 +484,23 @@ func TestMCPServeProfiles(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "can be reached from other machines", "without profiles or a token it is refused")
 
+	// With profiles and no server token, nobody can read /readyz and /metrics (they name every server and tool,
+	// and a profile's token never opens them): serve says so at start rather than leaving a 401 to puzzle over.
+	t.Setenv("POLICY_TEST_CI_TOKEN", "tok-ci")
+	ctx, cancel := context.WithCancel(t.Context())
+	noteErr := &lockedBuffer{}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(ctx, []string{"mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0", "--metrics"},
+			strings.NewReader(""), io.Discard, noteErr)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(noteErr.String(), "serve: note:") }, 30*time.Second,
+		10*time.Millisecond, noteErr.String())
+	cancel()
+	assert.Equal(t, exitOK, <-exited, noteErr.String())
+	assert.Contains(t, noteErr.String(), "/readyz and /metrics take the server's own token, and none is set")
+	assert.NotContains(t, noteErr.String(), "tok-ci")
+
 	// On stdio no client has a token: the profiles are named as not applying, and their variables need not be set.
 	t.Setenv("POLICY_TEST_CI_TOKEN", "")
 	_, _, serveErr := serveInProcess(t, nil, "--config", cfg)
