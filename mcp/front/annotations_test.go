@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -16,15 +16,7 @@ import (
 func boolPtr(b bool) *bool { return &b }
 
 // annotatedServer has a read-only tool and a destructive one, as real servers annotate them.
-func annotatedServer() *fakeServer {
-	f := newFakeServer(0)
-	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
-	f.Srv.AddTool(&sdk.Tool{Name: "read_file", Description: "Read a file.", InputSchema: schema,
-		Annotations: &sdk.ToolAnnotations{Title: "Read file", ReadOnlyHint: true}}, echo("read "))
-	f.Srv.AddTool(&sdk.Tool{Name: "delete_file", Description: "Delete a file.", InputSchema: schema,
-		Annotations: &sdk.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)}}, echo("deleted "))
-	return f
-}
+func annotatedServer() *fakeServer { return &fakeServer{mcptest.NewAnnotatedServer()} }
 
 // Annotations reach the catalog entries; a server the user marked trusted gets its claims believed and its
 // schemas rendered, an untrusted one gets neither.

@@ -8,20 +8,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 )
 
 func boolPtr(b bool) *bool { return &b }
 
 // annotatedServer has a read-only tool and a destructive one, as real servers annotate them.
-func annotatedServer() *fakeServer {
-	f := newFakeServer(0)
-	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
-	f.Srv.AddTool(&sdk.Tool{Name: "read_file", Description: "Read a file.", InputSchema: schema,
-		Annotations: &sdk.ToolAnnotations{Title: "Read file", ReadOnlyHint: true}}, echo("read "))
-	f.Srv.AddTool(&sdk.Tool{Name: "delete_file", Description: "Delete a file.", InputSchema: schema,
-		Annotations: &sdk.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)}}, echo("deleted "))
-	return f
-}
+func annotatedServer() *fakeServer { return &fakeServer{mcptest.NewAnnotatedServer()} }
 
 func TestParseTrusted(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`{"mcpServers": {"docs": {"command": "docs-server", "trusted": true}, "web": {"command": "web"}}}`))

@@ -38,6 +38,19 @@ func (f *FakeServer) AddTool(name, desc string, h sdk.ToolHandler) {
 	}, h)
 }
 
+// NewAnnotatedServer is a FakeServer with a read-only tool (read_file) and a destructive, closed-world one
+// (delete_file), annotated as real servers annotate them.
+func NewAnnotatedServer() *FakeServer {
+	f := NewFakeServer(0)
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+	yes, no := true, false
+	f.Srv.AddTool(&sdk.Tool{Name: "read_file", Description: "Read a file.", InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{Title: "Read file", ReadOnlyHint: true}}, Echo("read "))
+	f.Srv.AddTool(&sdk.Tool{Name: "delete_file", Description: "Delete a file.", InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, Echo("deleted "))
+	return f
+}
+
 // Echo answers with the text argument, as text and as structuredContent.
 func Echo(prefix string) sdk.ToolHandler {
 	return func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
