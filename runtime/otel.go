@@ -510,17 +510,17 @@ func firstLine(s string) string {
 }
 
 // checkPolicy is the policy step of the pipeline: whether the run's policy allows the tool now.
-func (r *Run) checkPolicy(ctx context.Context, tool *catalog.Tool, d *CallDecision) string {
+func (r *Run) checkPolicy(ctx context.Context, tool *catalog.Tool, inv *Invocation, d *CallDecision) string {
 	_, span := r.rt.tel.step(ctx, SpanPolicy, "")
-	blocked := r.policyStep(tool, d)
+	blocked := r.policyStep(tool, inv, d)
 	if span.IsRecording() {
 		decision := "allow"
 		if blocked != "" {
 			decision = "deny"
 			span.SetAttributes(attrPolicyRule.String(d.Rule))
-		} else if rule, ask := r.policy().NeedsApproval(tool); ask {
+		} else if inv.ApprovalRequired {
 			decision = "ask"
-			span.SetAttributes(attrPolicyRule.String(rule))
+			span.SetAttributes(attrPolicyRule.String(inv.ApprovalRule))
 		}
 		span.SetAttributes(attrPolicy.String(decision))
 		trace.SpanFromContext(ctx).SetAttributes(attrPolicy.String(decision))

@@ -142,7 +142,7 @@ func (r *Run) invoke(ctx context.Context, tool *catalog.Tool, inv Invocation) (*
 	id := tool.ID()
 	inv.Tool = tool
 
-	if msg := r.checkPolicy(ctx, tool, &out.decision); msg != "" {
+	if msg := r.checkPolicy(ctx, tool, &inv, &out.decision); msg != "" {
 		out.failure, out.blocked = msg, true
 		return out, nil
 	}
@@ -298,10 +298,11 @@ func callHandler(ctx context.Context, tool *catalog.Tool, args json.RawMessage) 
 }
 
 // policyStep is the call-time policy check: a tool the policy denies now is treated as absent, even if it was
-// in the catalog when the run started. It records the policy's verdict in d and returns why the call is
-// blocked, or "".
-func (r *Run) policyStep(tool *catalog.Tool, d *CallDecision) string {
+// in the catalog when the run started. It records the policy's verdict in d, and in inv whether an Ask entry
+// holds the call for approval (which the approval step acts on), and returns why the call is blocked, or "".
+func (r *Run) policyStep(tool *catalog.Tool, inv *Invocation, d *CallDecision) string {
 	v := r.policy().Check(tool)
+	inv.ApprovalRule, inv.ApprovalRequired = v.Entry, v.Allowed && v.Ask
 	d.Policy = PolicyAllowed
 	if v.Ask || v.AutoApproved != "" {
 		d.Rule = v.String()
@@ -313,13 +314,13 @@ func (r *Run) policyStep(tool *catalog.Tool, d *CallDecision) string {
 	return ""
 }
 
-// approval is the pipeline's consent step: the policy's Ask entries, the pinned definition, and the approver.
+// approval is the pipeline's consent step: the policy's Ask entries (as policyStep found them), the pinned
+// definition, and the approver.
 // It returns why the call is blocked ("" when it may go on), or ctx's error when the turn ended meanwhile, and
 // records in rec what was asked, of whom, how long it took and what came of it.
 // With pinning on, an approved call (or, without an approver, a first call) pins the tool's definition.
 func (r *Run) approval(ctx context.Context, tool *catalog.Tool, inv *Invocation, rec *CallDecision) (string, error) {
 	id := tool.ID()
-	inv.ApprovalRule, inv.ApprovalRequired = r.policy().NeedsApproval(tool)
 	defer func() {
 		rec.ApprovalRequired, rec.DefinitionChanged = inv.ApprovalRequired, inv.DefinitionChange != nil
 	}()
