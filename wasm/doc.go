@@ -5,7 +5,8 @@
 // initialised interpreter, so nothing a run defines survives into the next. A finished instance is kept and reset
 // to the snapshot (memory, globals; tables and segments cannot change) for a later run instead of instantiating
 // the module again; one whose memory grew, or that exited, is dropped (instance.go says why the reset is
-// complete). At load time the module is rewritten (see instrument.go) so that:
+// complete), and an export whose machine stack a deep recursion grew is forgotten, so an idle instance holds
+// no more than a fresh one. At load time the module is rewritten (see instrument.go) so that:
 //
 //   - every function entry and loop header burns fuel, bulk memory instructions burn it by their length, and
 //     the host checks the deadline and the budget every fuelSlice units: a runaway script stops within

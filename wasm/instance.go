@@ -222,6 +222,7 @@ func (p *instancePool) get() *instance {
 func (p *instancePool) put(inst *instance, snapshotSize uint32) {
 	reusable := !inst.mod.IsClosed() && inst.mod.Memory().Size() == snapshotSize
 	if reusable {
+		inst.dropGrownCallStacks()
 		p.mu.Lock()
 		if !p.closed && len(p.idle) < p.keep {
 			p.idle = append(p.idle, inst)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,4 +238,59 @@ func FuzzRunLeavesNothing(f *testing.F) {
 			t.Fatalf("after %q the next run saw\n%+v\nwant\n%+v", script, got, want)
 		}
 	})
+}
+
+// The field callStackBytes reads is where this wazero keeps an export's machine stack: a fresh export has
+// wazero's initial 10 KiB, and one deep recursion grows it by megabytes.
+func TestCallStackBytesReadable(t *testing.T) {
+	e := lockedReuseEngine(t)
+	drainPool(e)
+	_, err := e.Run(context.Background(), "1", nil)
+	require.NoError(t, err)
+	inst := idleInstance(e)
+	require.NotNil(t, inst)
+	require.NotEmpty(t, inst.fns)
+	for name, fn := range inst.fns {
+		n := callStackBytes(fn)
+		assert.Positive(t, n, "%s: wazero's stack field moved; update callStackBytes", name)
+		assert.LessOrEqual(t, n, maxIdleCallStackBytes, "%s: a shallow run keeps its export", name)
+	}
+}
+
+// An idle instance never keeps the machine stack a deep recursion grew: eight deep runs at once, each growing its
+// export's stack to tens of MiB, leave the pool holding at most a few MiB of Go heap. Before the drop, each
+// pooled instance kept its grown stack (about 50 MiB) until its next run.
+func TestIdleInstancesDropGrownCallStacks(t *testing.T) {
+	e, err := New(context.Background(), nil)
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	heapAfterGC := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const deep = "function f(n) { return n === 0 ? 0 : f(n - 1) + 1 } f(3000)"
+	before := heapAfterGC()
+	var wg sync.WaitGroup
+	for range 2 * e.pool.keep {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.Run(context.Background(), deep, nil)
+			if assert.NoError(t, err) {
+				assert.Equal(t, "3000", string(res.Value))
+			}
+		}()
+	}
+	wg.Wait()
+	require.Positive(t, e.pool.size(), "the deep runs' instances went back to the pool")
+	grown := int64(heapAfterGC()) - int64(before)
+	t.Logf("Go heap after %d deep runs with %d idle instances: %+d KiB", 2*e.pool.keep, e.pool.size(), grown>>10)
+	assert.Less(t, grown, int64(8<<20), "idle instances hold their runs' grown machine stacks")
+	for _, inst := range e.pool.idle {
+		for name, fn := range inst.fns {
+			assert.LessOrEqual(t, callStackBytes(fn), maxIdleCallStackBytes, name)
+		}
+	}
 }
