@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -58,11 +59,22 @@ func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.
 	if inv.DefinitionChange == nil && c.remembered(key) {
 		return runtime.Decision{Allow: true, By: "elicitation:" + c.id + " (approved for the session)"}, nil
 	}
-	if why := c.cannotAsk(); why != "" {
+	parked := parkedFrom(ctx)
+	if why := c.cannotAsk(parked != nil); why != "" {
 		return runtime.Decision{Reason: c.s.cannotAskReason(inv, why, c.profile), By: "front", NotAsked: true}, nil
 	}
 	started := time.Now()
-	res, err := c.ss.Elicit(ctx, approvalRequest(inv))
+	var res *sdk.ElicitResult
+	var err error
+	if parked != nil {
+		res, err = parked.ask(ctx, approvalRequest(inv))
+	} else {
+		res, err = c.ss.Elicit(ctx, approvalRequest(inv))
+	}
+	if errors.Is(err, errRoundTripsFull) {
+		return runtime.Decision{Reason: c.s.cannotAskReason(inv, fmt.Sprintf("%d approvals of this client wait for an answer already",
+			MaxPendingRoundTrips), c.profile), By: "front", NotAsked: true}, nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// The SDK has retired the request and told the client it is cancelled: a late answer is dropped.
@@ -90,8 +102,9 @@ func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.
 	return runtime.Decision{}, fmt.Errorf("the client answered with the unknown action %q", res.Action)
 }
 
-// cannotAsk says why this client's user cannot be asked, or returns "".
-func (c *client) cannotAsk() string {
+// cannotAsk says why this client's user cannot be asked, or returns "". roundTrip: the call is parked, so a
+// client of the multi round-trip protocol can be asked through its result.
+func (c *client) cannotAsk(roundTrip bool) string {
 	if c.ss == nil {
 		return "the call did not come through an MCP session"
 	}
@@ -102,9 +115,9 @@ func (c *client) cannotAsk() string {
 	if e := ip.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
 		return "this MCP client declared only URL elicitation, and an approval needs a form"
 	}
-	if ip.ProtocolVersion >= firstMRTRProtocol {
+	if ip.ProtocolVersion >= firstMRTRProtocol && !roundTrip {
 		return "this MCP client speaks protocol " + ip.ProtocolVersion +
-			", whose approvals (multi round-trip input requests) toolsearch does not support yet"
+			", whose approvals are input requests of a tools/call result, and this call did not come as one"
 	}
 	return ""
 }

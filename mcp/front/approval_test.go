@@ -212,19 +212,6 @@ func TestApprovalWithoutElicitationSaysHowToAllow(t *testing.T) {
 		assert.Empty(t, gotProfile, "a stdio client has the runtime's policy")
 		assert.Zero(t, deleted.Load())
 	})
-	t.Run("a protocol whose approvals are input requests", func(t *testing.T) {
-		srv, _, deleted := approvalFront(t, runtime.Config{}, nil, nil)
-		u := answering("accept", nil)
-		sess := connectStdioWith(t, srv, u.options(), "") // the go-sdk client's own default
-		if v := sess.InitializeResult().ProtocolVersion; v < firstMRTRProtocol {
-			t.Skipf("the client negotiated %s", v)
-		}
-		text, isErr := callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "octo/site"})
-		require.True(t, isErr, text)
-		assert.Contains(t, text, "multi round-trip")
-		assert.Empty(t, u.shown())
-		assert.Zero(t, deleted.Load())
-	})
 }
 
 // Two clients over HTTP ask for the same tool at the same moment: each is asked in its own session, one user

@@ -34,7 +34,10 @@ type client struct {
 	subs  map[string]int // URIs the client subscribed to, as it sees them
 	// approved are the tools (as defined when approved, see rememberKey) the user approved for this session.
 	approved map[string]bool
-	closed   bool
+	// parked are the calls of a multi round-trip client that run on while their approvals are asked, by the
+	// requestState that names them (roundtrip.go).
+	parked map[string]*parkedCall
+	closed bool
 }
 
 // liveRun is a run and the calls still using it, so that it is closed only after they finish.
@@ -149,9 +152,12 @@ func (c *client) close() {
 		return
 	}
 	c.closed = true
-	live, subs := c.live, c.subs
-	c.subs, c.approved = nil, nil
+	live, subs, parked := c.live, c.subs, c.parked
+	c.subs, c.approved, c.parked = nil, nil, nil
 	c.mu.Unlock()
+	for _, p := range parked {
+		p.cancel() // their runs stop waiting for answers that will not come, so live's calls end
+	}
 	if live != nil {
 		live.calls.Wait()
 		live.run.Close()

@@ -71,10 +71,10 @@
 //   - Server-initiated requests (sampling, elicitation, roots) and tasks are not proxied: a shared upstream
 //     session cannot tell which client should answer, so the front declares no client capabilities and servers
 //     do not ask.
-//   - Clients that speak the 2026-07-28 protocol (the go-sdk client's default) cannot be asked for approvals: that
-//     protocol forbids a server's request while it serves one and wants it returned as an input request of the
-//     result (multi round-trip), which the front does not implement yet. Their calls that need approval are
-//     blocked, saying so.
+//   - Clients that speak the 2026-07-28 protocol (the go-sdk client's default) are asked for approvals through
+//     the call's result: that protocol forbids a server's request while it serves one, so their calls run
+//     parked (roundtrip.go), an approval is returned as an input request, and the client's retry answers it
+//     while the run waits. At most MaxPendingRoundTrips of one client's questions wait at once.
 //   - With Profiles, a profile whose policy denies the mode's control tools still sees them listed (its run
 //     falls back to off mode, whose tools are not registered with the SDK server).
 //   - Server.Run does not close the reader it is given; when ctx ends first, a read blocked on it returns only

@@ -489,16 +489,29 @@ func TestFrontProgressAndMeta(t *testing.T) {
 	for _, tc := range []struct {
 		mode         runtime.Mode
 		server, tool string
+		// elicit: the client declares elicitation, so its calls are parked for round-trip approvals
+		elicit bool
 	}{
-		{runtime.ModeTools, "jobs", "slow_job"}, {runtime.ModeOff, "jobs", "slow_job"},
-		{runtime.ModeTools, "remote", "remote_job"}, {runtime.ModeOff, "remote", "remote_job"},
+		{runtime.ModeTools, "jobs", "slow_job", false}, {runtime.ModeOff, "jobs", "slow_job", false},
+		{runtime.ModeTools, "remote", "remote_job", false}, {runtime.ModeOff, "remote", "remote_job", false},
+		{runtime.ModeTools, "jobs", "slow_job", true}, {runtime.ModeOff, "remote", "remote_job", true},
 	} {
 		mode := tc.mode
-		t.Run(string(mode)+"/"+tc.server, func(t *testing.T) {
+		name := string(mode) + "/" + tc.server
+		if tc.elicit {
+			name += "/parked"
+		}
+		t.Run(name, func(t *testing.T) {
 			rt := newTestRuntime(t, mode)
 			srv := newTestServer(t, rt, src, nil)
 			n := &notes{}
-			sess := connectStdioWith(t, srv, n.options(), "")
+			opts := n.options()
+			if tc.elicit {
+				opts.ElicitationHandler = func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					return &sdk.ElicitResult{Action: "decline"}, nil
+				}
+			}
+			sess := connectStdioWith(t, srv, opts, "")
 			params := &sdk.CallToolParams{Name: "tool_call", Arguments: map[string]any{"id": "mcp:" + tc.server + ":" + tc.tool, "args": map[string]any{}}}
 			if mode == runtime.ModeOff {
 				params = &sdk.CallToolParams{Name: tc.tool, Arguments: map[string]any{}}

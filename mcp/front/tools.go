@@ -150,54 +150,87 @@ func addSafely(add func()) (err error) {
 	return nil
 }
 
-// handle runs one tools/call through the calling client's current run.
+// handle runs one tools/call through the calling client's current run. A client of the multi round-trip
+// protocol gets its call parked (roundtrip.go), so that an approval can be returned as a question and answered
+// by the client's retry while the run waits.
 func (s *Server) handle(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		c, err := s.clientOf(req.Session)
 		if err != nil {
 			return nil, err
 		}
-		lr, err := c.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer lr.calls.Done()
-
 		var args json.RawMessage
-		scope := &seam.Call{Client: c.scope}
+		var meta map[string]any
+		var progressToken any
 		if req.Params != nil {
-			args = req.Params.Arguments
-			scope.Meta = passMeta(req.Params.Meta)
-			if token := req.Params.GetProgressToken(); token != nil {
-				scope.Progress = newProgressRelay(func(p *sdk.ProgressNotificationParams) {
-					p.ProgressToken = token
+			args, meta, progressToken = req.Params.Arguments, req.Params.Meta, req.Params.GetProgressToken()
+		}
+		if !c.roundTrips() {
+			var progress func(*sdk.ProgressNotificationParams)
+			if progressToken != nil {
+				progress = func(p *sdk.ProgressNotificationParams) {
+					p.ProgressToken = progressToken
 					_ = req.Session.NotifyProgress(ctx, p)
-				})
+				}
 			}
+			return s.execute(ctx, c, name, args, meta, progress)
 		}
-		var capture *resultCapture
-		if s.off {
-			capture = &resultCapture{}
-			scope.Capture = capture.set
+		target := &progressTarget{ctx: ctx, req: req, token: progressToken}
+		if req.Params != nil && req.Params.RequestState != "" {
+			p, err := c.retry(req.Params.RequestState, name)
+			if err != nil {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}, IsError: true}, nil
+			}
+			p.progress.Store(target)
+			p.answer(req.Params.InputResponses)
+			return p.wait(ctx)
 		}
-		res, err := lr.run.Execute(seam.WithCall(ctx, scope), runtime.ToolCall{ID: c.nextCallID(), Name: s.runName(lr.run, name),
-			Arguments: args})
+		p, err := c.park(ctx, name, target, func(runCtx context.Context, p *parkedCall) (*sdk.CallToolResult, error) {
+			return s.execute(runCtx, c, name, args, meta, p.report)
+		})
 		if err != nil {
 			return nil, err
 		}
-		// Off mode passes the upstream's own result on unchanged (content blocks, structuredContent, _meta) once
-		// the pipeline has accepted it. A result the pipeline turned into a failure (a broken output contract)
-		// has isError where the upstream's had none: the client gets the pipeline's reason instead.
-		if capture != nil {
-			if raw := capture.get(); raw != nil && (raw.IsError || !res.IsError) {
-				return raw, nil
-			}
-		}
-		// Content only, no structuredContent: the text already is the JSON of the details, and clients that
-		// pass both to the model would pay for it twice.
-		return &sdk.CallToolResult{
-			Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
-			IsError: res.IsError,
-		}, nil
+		return p.wait(ctx)
 	}
+}
+
+// execute runs one call of client c through its current run. progress, when set, receives the call's progress
+// notifications.
+func (s *Server) execute(ctx context.Context, c *client, name string, args json.RawMessage, meta map[string]any,
+	progress func(*sdk.ProgressNotificationParams)) (*sdk.CallToolResult, error) {
+	lr, err := c.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lr.calls.Done()
+
+	scope := &seam.Call{Client: c.scope, Meta: passMeta(meta)}
+	if progress != nil {
+		scope.Progress = newProgressRelay(progress)
+	}
+	var capture *resultCapture
+	if s.off {
+		capture = &resultCapture{}
+		scope.Capture = capture.set
+	}
+	res, err := lr.run.Execute(seam.WithCall(ctx, scope), runtime.ToolCall{ID: c.nextCallID(), Name: s.runName(lr.run, name),
+		Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	// Off mode passes the upstream's own result on unchanged (content blocks, structuredContent, _meta) once
+	// the pipeline has accepted it. A result the pipeline turned into a failure (a broken output contract)
+	// has isError where the upstream's had none: the client gets the pipeline's reason instead.
+	if capture != nil {
+		if raw := capture.get(); raw != nil && (raw.IsError || !res.IsError) {
+			return raw, nil
+		}
+	}
+	// Content only, no structuredContent: the text already is the JSON of the details, and clients that
+	// pass both to the model would pay for it twice.
+	return &sdk.CallToolResult{
+		Content: []sdk.Content{&sdk.TextContent{Text: res.Content}},
+		IsError: res.IsError,
+	}, nil
 }
