@@ -71,6 +71,18 @@ func answering(action string, content map[string]any) *user {
 	}}
 }
 
+// slowlyAccepting is a user who accepts after wait, unless the request is given up first.
+func slowlyAccepting(wait time.Duration) *user {
+	return &user{answer: func(ctx context.Context, _ *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		select {
+		case <-time.After(wait):
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+}
+
 func (u *user) options() *sdk.ClientOptions {
 	return &sdk.ClientOptions{ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		u.mu.Lock()
@@ -174,12 +186,17 @@ func TestApprovalUnansweredTimesOut(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client was never told that the approval request was abandoned")
 	}
+	aPromptYesRunsTheNextCall(t, sess, deleted, &late)
+}
+
+// aPromptYesRunsTheNextCall checks, after an approval answered too late, that the late yes ran nothing and that
+// the session is still good: once the user answers promptly (prompt), the next call is approved.
+func aPromptYesRunsTheNextCall(t *testing.T, sess *sdk.ClientSession, deleted *atomic.Int32, prompt *atomic.Bool) {
+	t.Helper()
 	time.Sleep(100 * time.Millisecond) // room for the late answer to arrive, and be dropped
 	assert.Zero(t, deleted.Load(), "a late yes is not a yes")
-
-	// The session is still good: a prompt answer approves the next call.
-	late.Store(true)
-	text, isErr = callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "again"})
+	prompt.Store(true)
+	text, isErr := callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "again"})
 	require.False(t, isErr, text)
 	assert.EqualValues(t, 1, deleted.Load())
 }
@@ -278,14 +295,7 @@ func TestApprovalTwoClientsEachAnswerTheirOwn(t *testing.T) {
 func TestApprovalInCodeModeOutlastsTheScriptTimeout(t *testing.T) {
 	srv, _, deleted := approvalFront(t, runtime.Config{Mode: runtime.ModeCode, CodeTimeoutMs: runtime.MinCodeTimeoutMs}, nil, nil)
 	wait := 2 * time.Duration(runtime.MinCodeTimeoutMs) * time.Millisecond
-	u := &user{answer: func(ctx context.Context, _ *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-		select {
-		case <-time.After(wait):
-			return &sdk.ElicitResult{Action: "accept"}, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}}
+	u := slowlyAccepting(wait)
 	sess := connectStdioWith(t, srv, u.options(), legacyProtocol)
 	start := time.Now()
 	value, _ := codeResult(t, sess, `const r = await openclaw.tools.call("mcp:repo:delete_repository", {text: "octo/site"});

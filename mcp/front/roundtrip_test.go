@@ -2,7 +2,6 @@ package front
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,13 +72,7 @@ func TestRoundTripApprovalUnansweredTimesOut(t *testing.T) {
 	text, isErr := callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "octo/site"})
 	require.True(t, isErr, text)
 	assert.Contains(t, text, "approval of mcp:repo:delete_repository timed out after 1000 ms")
-	time.Sleep(100 * time.Millisecond)
-	assert.Zero(t, deleted.Load(), "a late yes is not a yes")
-
-	prompt.Store(true)
-	text, isErr = callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "again"})
-	require.False(t, isErr, text)
-	assert.EqualValues(t, 1, deleted.Load())
+	aPromptYesRunsTheNextCall(t, sess, deleted, &prompt)
 }
 
 // In code mode the script waits suspended across the round trip, longer than its codeTimeoutMs, and two calls
@@ -87,14 +80,7 @@ func TestRoundTripApprovalUnansweredTimesOut(t *testing.T) {
 func TestRoundTripApprovalInCodeMode(t *testing.T) {
 	srv, _, deleted := approvalFront(t, runtime.Config{Mode: runtime.ModeCode, CodeTimeoutMs: runtime.MinCodeTimeoutMs}, nil, nil)
 	wait := 2 * time.Duration(runtime.MinCodeTimeoutMs) * time.Millisecond
-	u := &user{answer: func(ctx context.Context, _ *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-		select {
-		case <-time.After(wait):
-			return &sdk.ElicitResult{Action: "accept"}, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}}
+	u := slowlyAccepting(wait)
 	sess := connectRoundTrip(t, srv, u.options())
 	start := time.Now()
 	value, _ := codeResult(t, sess, `const read = await openclaw.tools.call("mcp:repo:read_file", {text: "README"});
@@ -133,16 +119,6 @@ func askedFor(t *testing.T, res *sdk.CallToolResult) (string, *sdk.ElicitParams)
 		return id, p
 	}
 	return "", nil
-}
-
-func resultText(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // A requestState answers only the call it was returned with, in the session it was returned to, once.

@@ -60,13 +60,18 @@ func callText(t *testing.T, sess *sdk.ClientSession, name string, args any) (str
 	t.Helper()
 	res, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
 	require.NoError(t, err)
+	return resultText(res), res.IsError
+}
+
+// resultText is the text of a result's text blocks, one per line.
+func resultText(res *sdk.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*sdk.TextContent); ok {
 			parts = append(parts, tc.Text)
 		}
 	}
-	return strings.Join(parts, "\n"), res.IsError
+	return strings.Join(parts, "\n")
 }
 
 func TestServeToolsModeOverStdio(t *testing.T) {
