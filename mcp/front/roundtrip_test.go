@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -241,4 +242,20 @@ func (s *Server) clientsForTest() []*client {
 		out = append(out, c)
 	}
 	return out
+}
+
+// Over HTTP a go-sdk client left at its defaults is asked too, whichever protocol it settles on with the
+// front's sessions.
+func TestApprovalOverHTTPWithTheClientsDefaults(t *testing.T) {
+	srv, _, deleted := approvalFront(t, runtime.Config{}, nil, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	u := answering("accept", nil)
+	sess := connectHTTP(t, ts.URL, u.options(), "")
+	t.Logf("negotiated %s", sess.InitializeResult().ProtocolVersion)
+	text, isErr := callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "octo/site"})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "deleted: octo/site")
+	assert.Len(t, u.shown(), 1)
+	assert.EqualValues(t, 1, deleted.Load())
 }
