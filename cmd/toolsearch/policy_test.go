@@ -9,9 +9,11 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -452,6 +454,36 @@ func TestMCPServePolicy(t *testing.T) {
 				return strings.Contains(stderr.String(), `toolsearch mcp serve: warning: tools.deny "mcp:mail:delete_everything" matches no tool`)
 			}, time.Minute, 20*time.Millisecond, stderr.String())
 			assert.Equal(t, 1, strings.Count(stderr.String(), "matches no tool"), "warned once, for the one entry")
+		})
+	}
+}
+
+// A Go agent that starts mcp serve with the go-sdk client at its defaults (the 2026-07-28 protocol, which asks
+// through the call's result) gets its user asked, in tools and code mode, and the call runs once approved.
+func TestMCPServeAsksAGoSDKClientThroughTheResult(t *testing.T) {
+	for _, mode := range []string{"tools", "code"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := policyConfigFile(t, mode, "")
+			var asked atomic.Int32
+			sess, _, stderr := serveInProcess(t, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked.Add(1)
+					assert.Contains(t, req.Params.Message, "Tool: mcp:mail:send_email")
+					return &sdk.ElicitResult{Action: "accept"}, nil
+				}}, "--config", cfg)
+			require.GreaterOrEqual(t, sess.InitializeResult().ProtocolVersion, "2026-07-28")
+			call := func() string {
+				if mode == "code" {
+					text, _ := sdkCall(t, sess, runtime.ToolSearchCodeName, map[string]any{"code": `const r = await ` +
+						`openclaw.tools.call("mcp:mail:send_email", {title: "x"}); return r.result.content[0].text`})
+					return text
+				}
+				text, _ := sdkCall(t, sess, runtime.ToolCallName, map[string]any{"id": "mcp:mail:send_email", "args": map[string]any{"title": "x"}})
+				return text
+			}
+			require.Eventually(t, func() bool { return strings.Contains(call(), "sent: x") }, time.Minute,
+				50*time.Millisecond, stderr.String())
+			assert.Positive(t, asked.Load())
 		})
 	}
 }
