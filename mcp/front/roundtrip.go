@@ -123,7 +123,7 @@ func (c *client) park(ctx context.Context, tool string, progress *progressTarget
 		close(p.done)
 		// A call whose last round returned questions may finish while nobody waits (its approval timed out
 		// before the client called again): its result stays for a late retry, then goes.
-		time.AfterFunc(parkedResultTTL, p.forget)
+		time.AfterFunc(c.s.parkedTTL, p.forget)
 	}()
 	return p, nil
 }

@@ -220,6 +220,29 @@ func TestRoundTripWithoutElicitationSaysHowToAllow(t *testing.T) {
 	assert.Zero(t, deleted.Load())
 }
 
+// Questions nobody answered stop counting once their calls timed out and their results expired: the client can
+// be asked again afterwards.
+func TestRoundTripUnansweredQuestionsExpire(t *testing.T) {
+	srv, _, deleted := approvalFront(t, runtime.Config{ApprovalTimeoutMs: runtime.MinApprovalTimeoutMs}, nil, nil)
+	srv.parkedTTL = 200 * time.Millisecond // before any client: its calls read it
+	a := rawRoundTrip(t, srv)
+	for i := range MaxPendingRoundTrips {
+		res, err := a.CallTool(t.Context(), deleteCall("r"))
+		require.NoError(t, err)
+		require.True(t, res.NeedsInput(), "call %d: %s", i, resultText(res))
+	}
+	c := srv.clientsForTest()[0]
+	require.Eventually(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.parked) == 0
+	}, 30*time.Second, 20*time.Millisecond, "the timed-out calls were forgotten after parkedResultTTL")
+	res, err := a.CallTool(t.Context(), deleteCall("r"))
+	require.NoError(t, err)
+	assert.True(t, res.NeedsInput(), "asked again: %s", resultText(res))
+	assert.Zero(t, deleted.Load())
+}
+
 // "Approve for this session" works through the round trip too.
 func TestRoundTripApproveForTheSession(t *testing.T) {
 	srv, _, deleted := approvalFront(t, runtime.Config{}, nil, nil)

@@ -108,7 +108,9 @@ type Server struct {
 	sdk    *sdk.Server
 	off    bool // the runtime's mode is off: a plain proxy
 	mirror *mirror
-	tokens *tokenSet
+	// parkedTTL is how long a round-trip call's result waits for a late retry (parkedResultTTL; tests shorten it).
+	parkedTTL time.Duration
+	tokens    *tokenSet
 	// profiled is set when Profiles are: clients may differ in what they may use, so the view offers every
 	// tool and each client's listings are filtered by its own policy.
 	profiled bool
@@ -140,7 +142,7 @@ func NewServer(ctx context.Context, rt *runtime.Runtime, src *upstream.Source, o
 		return nil, errors.New("mcp: NewServer needs a runtime")
 	}
 	s := &Server{rt: rt, exposed: map[string]string{}, clients: map[*sdk.ServerSession]*client{},
-		done: make(chan struct{}), off: rt.Mode() == runtime.ModeOff}
+		done: make(chan struct{}), off: rt.Mode() == runtime.ModeOff, parkedTTL: parkedResultTTL}
 	if opts != nil {
 		s.opts = *opts
 		s.opts.Tools = append([]catalog.Tool(nil), opts.Tools...)
