@@ -37,7 +37,11 @@ type client struct {
 	// parked are the calls of a multi round-trip client that run on while their approvals are asked, by the
 	// requestState that names them (roundtrip.go).
 	parked map[string]*parkedCall
-	closed bool
+	// asking counts the parked calls' questions not yet answered or given up; retained are the parked calls that
+	// finished while nobody waited, oldest first, kept for a late retry.
+	asking   int
+	retained []*parkedCall
+	closed   bool
 }
 
 // liveRun is a run and the calls still using it, so that it is closed only after they finish.
@@ -153,7 +157,7 @@ func (c *client) close() {
 	}
 	c.closed = true
 	live, subs, parked := c.live, c.subs, c.parked
-	c.subs, c.approved, c.parked = nil, nil, nil
+	c.subs, c.approved, c.parked, c.retained = nil, nil, nil, nil
 	c.mu.Unlock()
 	for _, p := range parked {
 		p.cancel() // their runs stop waiting for answers that will not come, so live's calls end

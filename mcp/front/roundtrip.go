@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,8 +28,9 @@ import (
 // model could forge (nothing of it is derived from the call), another client cannot use it, and a late or replayed
 // retry finds nothing and is told so.
 
-// MaxPendingRoundTrips bounds the calls of one client that wait for the answer to an input request; a call that
-// would be one more is blocked unasked. A client that never retries holds each for at most approvalTimeoutMs.
+// MaxPendingRoundTrips bounds the questions of one client's calls that wait for an answer (a call that would ask
+// one more is blocked unasked), and the finished calls kept for a late retry. A client that never calls again
+// holds a question for at most approvalTimeoutMs, and a finished call for at most parkedResultTTL.
 const MaxPendingRoundTrips = 16
 
 // parkedResultTTL is how long a parked call whose run finished while nobody waited (its approval timed out
@@ -122,7 +124,20 @@ func (c *client) park(ctx context.Context, tool string, progress *progressTarget
 		p.res, p.err = execute(runCtx, p)
 		close(p.done)
 		// A call whose last round returned questions may finish while nobody waits (its approval timed out
-		// before the client called again): its result stays for a late retry, then goes.
+		// before the client called again): its result stays for a late retry, then goes; the oldest goes first
+		// when more than MaxPendingRoundTrips wait so.
+		c.mu.Lock()
+		if c.parked[p.token] == p {
+			c.retained = append(c.retained, p)
+			if len(c.retained) > MaxPendingRoundTrips {
+				old := c.retained[0]
+				c.retained = c.retained[1:]
+				if c.parked[old.token] == old {
+					delete(c.parked, old.token)
+				}
+			}
+		}
+		c.mu.Unlock()
 		time.AfterFunc(c.s.parkedTTL, p.forget)
 	}()
 	return p, nil
@@ -145,11 +160,15 @@ func (c *client) retry(state, tool string) (*parkedCall, error) {
 
 // forget drops p from its client's parked calls.
 func (p *parkedCall) forget() {
-	p.c.mu.Lock()
-	if p.c.parked[p.token] == p {
-		delete(p.c.parked, p.token)
+	c := p.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.parked[p.token] == p {
+		delete(c.parked, p.token)
 	}
-	p.c.mu.Unlock()
+	if i := slices.Index(c.retained, p); i >= 0 {
+		c.retained = slices.Delete(c.retained, i, i+1)
+	}
 }
 
 // answer hands the client's responses to the questions of the last round. A question the client left
@@ -203,17 +222,19 @@ func (p *parkedCall) wait(ctx context.Context) (*sdk.CallToolResult, error) {
 // ask puts one approval to the user through the parked call's next round and waits for the answer, as long as
 // ctx (the approval's own deadline) allows.
 func (p *parkedCall) ask(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	p.c.mu.Lock()
-	pending := 0
-	for _, q := range p.c.parked {
-		q.mu.Lock()
-		pending += len(q.waiting)
-		q.mu.Unlock()
-	}
-	p.c.mu.Unlock()
-	if pending >= MaxPendingRoundTrips {
+	c := p.c
+	c.mu.Lock()
+	if c.asking >= MaxPendingRoundTrips {
+		c.mu.Unlock()
 		return nil, errRoundTripsFull
 	}
+	c.asking++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.asking--
+		c.mu.Unlock()
+	}()
 	a := &pendingAsk{params: params, answer: make(chan *sdk.ElicitResult, 1)}
 	select {
 	case p.asks <- a:

@@ -220,27 +220,60 @@ func TestRoundTripWithoutElicitationSaysHowToAllow(t *testing.T) {
 	assert.Zero(t, deleted.Load())
 }
 
-// Questions nobody answered stop counting once their calls timed out and their results expired: the client can
-// be asked again afterwards.
-func TestRoundTripUnansweredQuestionsExpire(t *testing.T) {
+// A question nobody answers stops counting towards the bound when its approval times out, so the client can be
+// asked again; the finished calls wait for a late retry at most MaxPendingRoundTrips at a time, and at most
+// parkedTTL each.
+func TestRoundTripUnansweredQuestionsEnd(t *testing.T) {
 	srv, _, deleted := approvalFront(t, runtime.Config{ApprovalTimeoutMs: runtime.MinApprovalTimeoutMs}, nil, nil)
+	srv.parkedTTL = time.Hour // before any client: its calls read it
+	a := rawRoundTrip(t, srv)
+	ask := func(n int) {
+		for i := range n {
+			res, err := a.CallTool(t.Context(), deleteCall("r"))
+			require.NoError(t, err)
+			require.True(t, res.NeedsInput(), "call %d: %s", i, resultText(res))
+		}
+	}
+	ask(MaxPendingRoundTrips)
+	c := srv.clientsForTest()[0]
+	state := func() (asking, parked, retained int) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.asking, len(c.parked), len(c.retained)
+	}
+	settled := func(wantParked int) func() bool {
+		return func() bool {
+			asking, parked, retained := state()
+			return asking == 0 && parked == wantParked && retained == wantParked
+		}
+	}
+	require.Eventually(t, settled(MaxPendingRoundTrips), 30*time.Second, 20*time.Millisecond,
+		"the approvals timed out, and their calls wait for a late retry")
+	ask(4) // asked again, with the timed-out ones still kept
+	require.Eventually(t, settled(MaxPendingRoundTrips), 30*time.Second, 20*time.Millisecond,
+		"no more than MaxPendingRoundTrips finished calls are kept: the oldest went")
+	assert.Zero(t, deleted.Load())
+}
+
+// A finished call nobody came back for is forgotten after parkedTTL.
+func TestRoundTripFinishedCallsExpire(t *testing.T) {
+	srv, _, _ := approvalFront(t, runtime.Config{ApprovalTimeoutMs: runtime.MinApprovalTimeoutMs}, nil, nil)
 	srv.parkedTTL = 200 * time.Millisecond // before any client: its calls read it
 	a := rawRoundTrip(t, srv)
-	for i := range MaxPendingRoundTrips {
-		res, err := a.CallTool(t.Context(), deleteCall("r"))
-		require.NoError(t, err)
-		require.True(t, res.NeedsInput(), "call %d: %s", i, resultText(res))
-	}
+	res, err := a.CallTool(t.Context(), deleteCall("r"))
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
 	c := srv.clientsForTest()[0]
 	require.Eventually(t, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return len(c.parked) == 0
-	}, 30*time.Second, 20*time.Millisecond, "the timed-out calls were forgotten after parkedResultTTL")
-	res, err := a.CallTool(t.Context(), deleteCall("r"))
+		return len(c.parked) == 0 && len(c.retained) == 0 && c.asking == 0
+	}, 30*time.Second, 20*time.Millisecond)
+	retry := deleteCall("r")
+	retry.RequestState = res.RequestState
+	late, err := a.CallTool(t.Context(), retry)
 	require.NoError(t, err)
-	assert.True(t, res.NeedsInput(), "asked again: %s", resultText(res))
-	assert.Zero(t, deleted.Load())
+	assert.Contains(t, resultText(late), "no longer pending")
 }
 
 // "Approve for this session" works through the round trip too.
