@@ -127,17 +127,18 @@ func (c *client) park(ctx context.Context, tool string, progress *progressTarget
 		// before the client called again): its result stays for a late retry, then goes; the oldest goes first
 		// when more than MaxPendingRoundTrips wait so.
 		c.mu.Lock()
-		if c.parked[p.token] == p {
-			c.retained = append(c.retained, p)
-			if len(c.retained) > MaxPendingRoundTrips {
-				old := c.retained[0]
-				c.retained = c.retained[1:]
-				if c.parked[old.token] == old {
-					delete(c.parked, old.token)
-				}
+		defer c.mu.Unlock()
+		if c.parked[p.token] != p {
+			return // collected, or given up
+		}
+		c.retained = append(c.retained, p)
+		if len(c.retained) > MaxPendingRoundTrips {
+			old := c.retained[0]
+			c.retained = c.retained[1:]
+			if c.parked[old.token] == old {
+				delete(c.parked, old.token)
 			}
 		}
-		c.mu.Unlock()
 		time.AfterFunc(c.s.parkedTTL, p.forget)
 	}()
 	return p, nil
