@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"reflect"
+	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -21,11 +22,27 @@ func callStackBytes(fn api.Function) int {
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return -1
 	}
-	stack := v.Elem().FieldByName("stack")
-	if !stack.IsValid() || stack.Kind() != reflect.Slice {
+	i := stackFieldOf(v.Type().Elem())
+	if i < 0 {
 		return -1
 	}
-	return stack.Len()
+	return v.Elem().Field(i).Len()
+}
+
+// stackFields caches, per function type, the index of its slice field "stack" (-1: none): looking a field up
+// by name costs more than the rest of the check, and runs after every run.
+var stackFields sync.Map // reflect.Type → int
+
+func stackFieldOf(t reflect.Type) int {
+	if i, ok := stackFields.Load(t); ok {
+		return i.(int)
+	}
+	i := -1
+	if f, ok := t.FieldByName("stack"); ok && len(f.Index) == 1 && f.Type.Kind() == reflect.Slice {
+		i = f.Index[0]
+	}
+	stackFields.Store(t, i)
+	return i
 }
 
 // dropGrownCallStacks forgets the cached exports whose machine stack grew past maxIdleCallStackBytes, or whose
