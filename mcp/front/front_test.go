@@ -247,6 +247,36 @@ return h.id;`
 		value, _ := codeResult(t, sess, `return 7;`)
 		assert.JSONEq(t, `7`, string(value))
 	})
+
+	t.Run("cancelling a parked call cancels its upstream calls", func(t *testing.T) {
+		// A client of the round-trip protocol that declared elicitation: its calls run parked (roundtrip.go).
+		sess := connectStdioWith(t, srv, &sdk.ClientOptions{
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			}}, "")
+		require.GreaterOrEqual(t, sess.InitializeResult().ProtocolVersion, firstMRTRProtocol)
+		before := started.Load()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "tool_search_code", Arguments: map[string]any{
+				"code": `await openclaw.tools.call("mcp:github:hang", {}); return "not cancelled";`}})
+			done <- err
+		}()
+		require.Eventually(t, func() bool { return started.Load() == before+1 }, 10*time.Second, 10*time.Millisecond)
+		cancel()
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, context.Canceled)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled call did not return")
+		}
+		require.Eventually(t, func() bool { return cancelled.Load() == before+1 }, 10*time.Second, 10*time.Millisecond,
+			"the parked run was cancelled with its request, and so was its upstream call")
+		value, _ := codeResult(t, sess, `return 7;`)
+		assert.JSONEq(t, `7`, string(value))
+	})
 }
 
 // progressTool reports steps progress notifications to the caller's token, then answers.
