@@ -223,38 +223,9 @@ return h.id;`
 		assert.Equal(t, 6.0, n.progress[len(n.progress)-1].Total, "two calls of three steps")
 	})
 
-	t.Run("cancelling the script cancels its upstream calls", func(t *testing.T) {
-		sess := connectHTTP(t, ts.URL, nil, "")
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			_, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "tool_search_code", Arguments: map[string]any{
-				"code": `await openclaw.tools.call("mcp:github:hang", {}); return "not cancelled";`}})
-			done <- err
-		}()
-		require.Eventually(t, func() bool { return started.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
-		cancel()
-		select {
-		case err := <-done:
-			require.ErrorIs(t, err, context.Canceled)
-		case <-time.After(10 * time.Second):
-			t.Fatal("the cancelled call did not return")
-		}
-		require.Eventually(t, func() bool { return cancelled.Load() == 1 }, 10*time.Second, 10*time.Millisecond,
-			"notifications/cancelled reached the upstream call")
-		// The client carries on.
-		value, _ := codeResult(t, sess, `return 7;`)
-		assert.JSONEq(t, `7`, string(value))
-	})
-
-	t.Run("cancelling a parked call cancels its upstream calls", func(t *testing.T) {
-		// A client of the round-trip protocol that declared elicitation: its calls run parked (roundtrip.go).
-		sess := connectStdioWith(t, srv, &sdk.ClientOptions{
-			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-				return &sdk.ElicitResult{Action: "decline"}, nil
-			}}, "")
-		require.GreaterOrEqual(t, sess.InitializeResult().ProtocolVersion, firstMRTRProtocol)
+	// cancelsItsUpstreamCall cancels a script blocked on an upstream call that waits for its cancellation, and
+	// checks that the cancellation reached the upstream and that the client carries on.
+	cancelsItsUpstreamCall := func(t *testing.T, sess *sdk.ClientSession) {
 		before := started.Load()
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -273,9 +244,23 @@ return h.id;`
 			t.Fatal("the cancelled call did not return")
 		}
 		require.Eventually(t, func() bool { return cancelled.Load() == before+1 }, 10*time.Second, 10*time.Millisecond,
-			"the parked run was cancelled with its request, and so was its upstream call")
+			"the cancellation reached the upstream call")
 		value, _ := codeResult(t, sess, `return 7;`)
 		assert.JSONEq(t, `7`, string(value))
+	}
+
+	t.Run("cancelling the script cancels its upstream calls", func(t *testing.T) {
+		cancelsItsUpstreamCall(t, connectHTTP(t, ts.URL, nil, ""))
+	})
+
+	t.Run("cancelling a parked call cancels its upstream calls", func(t *testing.T) {
+		// A client of the round-trip protocol that declared elicitation: its calls run parked (roundtrip.go).
+		sess := connectStdioWith(t, srv, &sdk.ClientOptions{
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			}}, "")
+		require.GreaterOrEqual(t, sess.InitializeResult().ProtocolVersion, firstMRTRProtocol)
+		cancelsItsUpstreamCall(t, sess)
 	})
 }
 
