@@ -186,7 +186,11 @@ func (s *Server) handle(name string) sdk.ToolHandler {
 			return p.wait(ctx)
 		}
 		p, err := c.park(ctx, name, target, func(runCtx context.Context, p *parkedCall) (*sdk.CallToolResult, error) {
-			return s.execute(runCtx, c, name, args, meta, p.report)
+			var progress func(*sdk.ProgressNotificationParams)
+			if progressToken != nil { // as for any call: upstreams are asked for progress only when the client asked
+				progress = p.report
+			}
+			return s.execute(runCtx, c, name, args, meta, progress)
 		})
 		if err != nil {
 			return nil, err
