@@ -93,6 +93,14 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 		}, nil
 	case h.u.src.ctx.Err() != nil:
 		return nil, &ServerError{Server: h.u.name, Op: op, Err: ErrClosed}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server stopped reading its input, and the write's own bound (seam.BoundedWriter) fired before the
+		// call's timer did, as it may under load. That writer is spent, so the session is checked like any hang:
+		// left alone it would stay ready and fail every later call at once without ever being reconnected. It is
+		// told before a closed session: the spent writer may already be closing the connection, and the write
+		// is what went wrong.
+		h.u.suspectHang()
+		return nil, &ServerError{Server: h.u.name, Op: op, Err: err}
 	case sessCalls.Err() != nil:
 		return nil, &ServerError{Server: h.u.name, Op: op,
 			Err: fmt.Errorf("%w: the connection was closed during the call", ErrUnavailable)}
@@ -100,12 +108,6 @@ func (h *toolHandler) Call(ctx context.Context, args json.RawMessage) (*catalog.
 		h.u.suspectHang()
 		return nil, &ServerError{Server: h.u.name, Op: op,
 			Err: fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)}
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		// The server stopped reading its input, and the write's own bound (seam.BoundedWriter) fired before the
-		// call's timer did, as it may under load. That writer is spent, so the session is checked like any hang:
-		// left alone it would stay ready and fail every later call at once without ever being reconnected.
-		h.u.suspectHang()
-		return nil, &ServerError{Server: h.u.name, Op: op, Err: err}
 	case seam.ConnectionLost(err):
 		return nil, &ServerError{Server: h.u.name, Op: op,
 			Err: fmt.Errorf("%w: the connection closed during the call (did the server crash?)", ErrUnavailable)}
