@@ -144,18 +144,29 @@ func (s *toolSource) loadAll(ctx context.Context, progress io.Writer) ([]catalog
 		_ = src.Close(ctx)
 	}
 	for _, st := range src.Status() {
-		switch st.State {
-		case upstream.StateReady, upstream.StateIdle:
-		case upstream.StateStarting:
-			fmt.Fprintf(progress, "mcp server %q did not start within --start-timeout %s; its tools are left out\n", st.Name, s.startTimeout)
-		default:
-			reason := st.Err
-			var se *upstream.ServerError
-			if errors.As(reason, &se) {
-				reason = fmt.Errorf("%s: %w", se.Op, se.Err) // the line names the server already
-			}
-			fmt.Fprintf(progress, "mcp server %q is unavailable: %v\n", st.Name, reason)
+		if line := unreadyLine(st, s.startTimeout); line != "" {
+			fmt.Fprintln(progress, line)
 		}
 	}
 	return src.Tools(), release, nil
+}
+
+// unreadyLine says why a server's tools are missing after the start wait, or returns "" for a server that is
+// ready (or lazy). With --start-timeout a server's own start deadline is the same one as the wait's, so a server
+// that did not make it is either still starting or has just failed its start by that deadline, depending on
+// which timer fired first: both are the one event, and are said so.
+func unreadyLine(st upstream.Status, startTimeout time.Duration) string {
+	timedOut := startTimeout > 0 && st.State == upstream.StateFailed && errors.Is(st.Err, context.DeadlineExceeded)
+	switch {
+	case st.State == upstream.StateReady || st.State == upstream.StateIdle:
+		return ""
+	case st.State == upstream.StateStarting || timedOut:
+		return fmt.Sprintf("mcp server %q did not start within --start-timeout %s; its tools are left out", st.Name, startTimeout)
+	}
+	reason := st.Err
+	var se *upstream.ServerError
+	if errors.As(reason, &se) {
+		reason = fmt.Errorf("%s: %w", se.Op, se.Err) // the line names the server already
+	}
+	return fmt.Sprintf("mcp server %q is unavailable: %v", st.Name, reason)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
 // search, describe and call against an MCP config: the upstreams are this test binary playing MCP servers (see
@@ -107,4 +111,33 @@ func TestCheckNesting(t *testing.T) {
 	assert.Contains(t, err.Error(), "refusing to start MCP servers")
 	assert.Contains(t, err.Error(), "pid 4242")
 	assert.Equal(t, strconv.Itoa(os.Getpid()), childEnv()[nestingEnv])
+}
+
+// A server that missed --start-timeout is said to have missed it whichever timer fired first: the wait's (it is
+// still starting) or its own start deadline, which is the same one (it has just failed by it).
+func TestUnreadyLine(t *testing.T) {
+	startErr := &upstream.ServerError{Server: "hung", Op: "start",
+		Err: fmt.Errorf("no answer within 3s: %w", context.DeadlineExceeded)}
+	leftOut := `mcp server "hung" did not start within --start-timeout 3s; its tools are left out`
+	for _, tc := range []struct {
+		name    string
+		st      upstream.Status
+		timeout time.Duration
+		want    string
+	}{
+		{"ready", upstream.Status{Name: "hung", State: upstream.StateReady}, 3 * time.Second, ""},
+		{"lazy", upstream.Status{Name: "hung", State: upstream.StateIdle}, 3 * time.Second, ""},
+		{"still starting", upstream.Status{Name: "hung", State: upstream.StateStarting}, 3 * time.Second, leftOut},
+		{"failed by the same deadline", upstream.Status{Name: "hung", State: upstream.StateFailed, Err: startErr},
+			3 * time.Second, leftOut},
+		{"failed by its own deadline, no flag", upstream.Status{Name: "hung", State: upstream.StateFailed, Err: startErr},
+			0, `mcp server "hung" is unavailable: start: no answer within 3s: context deadline exceeded`},
+		{"failed otherwise", upstream.Status{Name: "hung", State: upstream.StateFailed,
+			Err: &upstream.ServerError{Server: "hung", Op: "start", Err: errors.New("exec: no such file")}},
+			3 * time.Second, `mcp server "hung" is unavailable: start: exec: no such file`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, unreadyLine(tc.st, tc.timeout))
+		})
+	}
 }
