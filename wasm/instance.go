@@ -222,9 +222,9 @@ func (p *instancePool) get() *instance {
 func (p *instancePool) put(inst *instance, snapshotSize uint32) {
 	reusable := !inst.mod.IsClosed() && inst.mod.Memory().Size() == snapshotSize
 	if reusable {
-		inst.dropGrownCallStacks()
 		p.mu.Lock()
 		if !p.closed && len(p.idle) < p.keep {
+			inst.dropGrownCallStacks() // only for an instance that is kept; before it is visible to get
 			p.idle = append(p.idle, inst)
 			inst = nil
 		}
