@@ -60,6 +60,7 @@ type parkedCall struct {
 	nextID  int
 }
 
+// progressTarget is a request progress is reported to.
 type progressTarget struct {
 	ctx   context.Context
 	req   *sdk.CallToolRequest
@@ -252,8 +253,15 @@ func (p *parkedCall) ask(ctx context.Context, params *sdk.ElicitParams) (*sdk.El
 
 // report sends a progress notification to the request now serving p.
 func (p *parkedCall) report(n *sdk.ProgressNotificationParams) {
-	t := p.progress.Load()
-	if t == nil || t.token == nil {
+	if t := p.progress.Load(); t != nil {
+		t.send(n)
+	}
+}
+
+// send reports n to the client as progress of t's request, under the client's own token; without one it
+// sends nothing.
+func (t *progressTarget) send(n *sdk.ProgressNotificationParams) {
+	if t.token == nil {
 		return
 	}
 	n.ProgressToken = t.token

@@ -165,17 +165,14 @@ func (s *Server) handle(name string) sdk.ToolHandler {
 		if req.Params != nil {
 			args, meta, progressToken = req.Params.Arguments, req.Params.Meta, req.Params.GetProgressToken()
 		}
+		target := &progressTarget{ctx: ctx, req: req, token: progressToken}
 		if !c.roundTrips() {
 			var progress func(*sdk.ProgressNotificationParams)
 			if progressToken != nil {
-				progress = func(p *sdk.ProgressNotificationParams) {
-					p.ProgressToken = progressToken
-					_ = req.Session.NotifyProgress(ctx, p)
-				}
+				progress = target.send
 			}
 			return s.execute(ctx, c, name, args, meta, progress)
 		}
-		target := &progressTarget{ctx: ctx, req: req, token: progressToken}
 		if req.Params != nil && req.Params.RequestState != "" {
 			p, err := c.retry(req.Params.RequestState, name)
 			if err != nil {
