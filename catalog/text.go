@@ -194,6 +194,12 @@ func stem(w string) string {
 	case strings.HasSuffix(w, "ation") && len(w) > 7:
 		w = w[:len(w)-len("ation")] + "ate"
 	}
+	// The plural rule turns "movies" into "movy", as it must for "categories" → category; a singular in -ie
+	// ("movie", "cookie", "calorie") has to land on the same stem, or a request for a movie never meets the
+	// tools that find movies. Shorter words ("tie", "pie") keep their e: their plurals take the plain -s rule.
+	if strings.HasSuffix(w, "ie") && len(w) >= 5 {
+		w = w[:len(w)-2] + "y"
+	}
 	if strings.HasSuffix(w, "e") && len(w) >= 4 {
 		w = w[:len(w)-1]
 	}
