@@ -250,8 +250,8 @@ func TestStem(t *testing.T) {
 // requests: a word of four letters or more and its plural, when both occur, share a stem. "movie" and "movies"
 // once did not, and every request for a movie missed the tools that find movies.
 func TestStemJoinsPluralsOfRealCatalogs(t *testing.T) {
-	// Plurals that stay apart: different words (news, series, https, invitees), and plurals of words in -i and -u, which
-	// the rule that keeps "analysis" and "status" whole keeps whole too.
+	// Plurals that stay apart: different words (news, series, https, invitees), and plurals of words in -i and
+	// -u, which the rule that keeps "analysis" and "status" whole keeps whole too.
 	apart := map[string]bool{"news": true, "series": true, "https": true, "invitees": true, "emojis": true, "menus": true}
 	vocab := map[string]bool{}
 	for _, s := range loadQualitySets(t) {
