@@ -116,3 +116,25 @@ func headingAnchors(t *testing.T, path string) []string {
 	}
 	return anchors
 }
+
+// TestRationaleStaysShort keeps RATIONALE.md a list of decisions in force: one short "Why …?" each. Measurements
+// and the variants that did not ship belong in docs/ (docs/search-experiments.md for ranking), where a table of
+// figures does not bury the reason a reader came for.
+func TestRationaleStaysShort(t *testing.T) {
+	const maxSectionLines = 36
+	data, err := os.ReadFile("RATIONALE.md")
+	require.NoError(t, err)
+	sections := regexp.MustCompile(`(?m)^## `).Split(string(data), -1)[1:]
+	require.NotEmpty(t, sections)
+	for _, section := range sections {
+		title, _, _ := strings.Cut(section, "\n")
+		assert.True(t, strings.HasPrefix(title, "Why "), "section %q: every section answers a \"Why …?\"", title)
+		lines := strings.Count(strings.TrimRight(section, "\n"), "\n") + 1
+		assert.LessOrEqual(t, lines, maxSectionLines, "section %q has %d lines: keep the reason here and move the "+
+			"measurements to docs/", title, lines)
+		for i, line := range strings.Split(section, "\n") {
+			assert.False(t, strings.HasPrefix(line, "|"), "section %q line %d: a table of figures belongs in docs/",
+				title, i+1)
+		}
+	}
+}
