@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/gateway"
 	"github.com/toolsearch/toolsearch/gateway/mockprovider"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
@@ -20,13 +22,22 @@ import (
 // playing a mail server (see upstreamEnv), and a scripted model that calls the MCP tool by its id.
 func Example_library() {
 	ctx := context.Background()
-	servers, err := upstream.ParseConfig(fmt.Appendf(nil, `{mcpServers: {
-		mail: {command: %q, args: ["-test.run=^$"], env: {%s: "mail"}},
-	}}`, os.Args[0], upstreamEnv))
+	dir, err := os.MkdirTemp("", "library-example")
 	if err != nil {
 		log.Fatal(err)
 	}
-	src, err := upstream.New(ctx, servers, nil) // starts the servers; returns once each is ready or has failed
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "config.json5")
+	if err := os.WriteFile(path, fmt.Appendf(nil, `{mcpServers: {
+		mail: {command: %q, args: ["-test.run=^$"], env: {%s: "mail"}},
+	}}`, os.Args[0], upstreamEnv), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := config.Load(ctx, path) // what `toolsearch mcp serve --config path` serves
+	if err != nil {
+		log.Fatal(err)
+	}
+	src, err := upstream.New(ctx, cfg.Servers, nil) // starts the servers; returns once each is ready or has failed
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -45,7 +56,7 @@ func Example_library() {
 	provider := mockprovider.NewCaller("mcp:mail:send_email", &mockprovider.Options{
 		Arguments: json.RawMessage(`{"title": "hello"}`)}) // a scripted stand-in for the model
 	defer provider.Close()
-	rt, err := runtime.New(ctx, &runtime.Options{Config: runtime.Config{Enabled: true}}) // code mode
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg.ToolSearch, Policy: cfg.Policy}) // code mode
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/mcp/front"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
@@ -167,14 +168,14 @@ func TestLoadServeConfigMode(t *testing.T) {
 		{`{"tools": {"toolSearch": {"enabled": false, "mode": "tools", "codeTimeoutMs": 2000}}}`, runtime.ModeOff, false},
 	}
 	for _, tc := range tests {
-		lc, err := loadServeConfig(writeFile(t, "c.json", tc.file))
+		lc, err := config.Load(t.Context(), writeFile(t, "c.json", tc.file))
 		require.NoError(t, err, tc.file)
-		assert.Equal(t, tc.enabled, lc.toolSearch.Enabled, tc.file)
-		assert.Equal(t, tc.want, lc.toolSearch.Mode, tc.file)
+		assert.Equal(t, tc.enabled, lc.ToolSearch.Enabled, tc.file)
+		assert.Equal(t, tc.want, lc.ToolSearch.Mode, tc.file)
 	}
-	lc, err := loadServeConfig(writeFile(t, "c.json", `{"tools": {"toolSearch": {"codeTimeoutMs": 2000}}}`))
+	lc, err := config.Load(t.Context(), writeFile(t, "c.json", `{"tools": {"toolSearch": {"codeTimeoutMs": 2000}}}`))
 	require.NoError(t, err)
-	assert.Equal(t, 2000, lc.toolSearch.CodeTimeoutMs, "the file's limits apply")
+	assert.Equal(t, 2000, lc.ToolSearch.CodeTimeoutMs, "the file's limits apply")
 }
 
 // lockedBuffer collects the stderr of a command running in another goroutine.

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/internal/suggest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
-	"github.com/toolsearch/toolsearch/runtime"
 )
 
 // keyProblem is a key of the config file that toolsearch does not read. The file is shared with MCP clients and
@@ -30,7 +29,7 @@ type keyProblem struct {
 // that share the file and are left alone unless they are nearly one of these.
 var (
 	topLevelKeys = []string{upstream.ConfigKey, "tools"}
-	toolsKeys    = []string{"toolSearch", policyAllowKey, policyDenyKey, policyAskKey, policyGroupsKey, policyProfilesKey}
+	toolsKeys    = []string{"toolSearch", AllowKey, DenyKey, AskKey, GroupsKey, ProfilesKey}
 )
 
 // foreignServerFields are the fields of an mcpServers entry that other MCP clients define and toolsearch does
@@ -81,8 +80,8 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 			}
 			path := append(slices.Clone(parent), m.Key)
 			out = append(out, keyProblem{path: path, refused: d == 1, msg: fmt.Sprintf(
-				"unknown key %s: did you mean %s? (it is ignored)", runtime.FormatConfigKey(path...),
-				runtime.FormatConfigKey(append(slices.Clone(parent), best)...))})
+				"unknown key %s: did you mean %s? (it is ignored)", FormatKey(path...),
+				FormatKey(append(slices.Clone(parent), best)...))})
 		}
 	}
 	nearMisses(root, nil, topLevelKeys)
@@ -115,7 +114,7 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 				continue
 			}
 			path := []string{upstream.ConfigKey, s.Key, m.Key}
-			key := runtime.FormatConfigKey(path...)
+			key := FormatKey(path...)
 			if why, ok := foreignServerFields[m.Key]; ok {
 				out = append(out, keyProblem{path: path, msg: fmt.Sprintf("%s is ignored: %s", key, why)})
 				continue
@@ -144,7 +143,7 @@ var runnerFlagsWithValue = []string{"-p", "--package", "-c", "--call", "--from",
 // the string, a package runner with no package, and a NUL byte (which no argument, variable or path can hold,
 // so the start would fail again on every retry).
 func checkServerSemantics(name string, s upstream.ServerConfig) []string {
-	key := runtime.FormatConfigKey(upstream.ConfigKey, name)
+	key := FormatKey(upstream.ConfigKey, name)
 	var problems []string
 	nul := func(what, v string) {
 		if strings.ContainsRune(v, 0) {
@@ -163,7 +162,7 @@ func checkServerSemantics(name string, s upstream.ServerConfig) []string {
 				"hold \"=\" or a NUL byte", key, v))
 			continue
 		}
-		nul(runtime.FormatConfigKey(upstream.ConfigKey, name, "env", v), s.Env[v])
+		nul(FormatKey(upstream.ConfigKey, name, "env", v), s.Env[v])
 	}
 	if s.Command == "" {
 		return problems

@@ -1,9 +1,11 @@
-package main
+package config
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"reflect"
@@ -17,62 +19,91 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// loadedConfig is a config file as every command reads it: one parse, the same checks, the same messages.
-type loadedConfig struct {
-	file *runtime.ConfigFile
-	// toolSearch is tools.toolSearch resolved and checked strictly (unknown keys and modes are errors);
-	// toolSearchSet says whether the file sets it at all.
-	toolSearch    runtime.Config
-	toolSearchSet bool
-	servers       *upstream.Config
-	// policy is tools.allow/deny/ask/groups with the servers' disabledTools and autoApprove, as the Agent layer
-	// (nil when the file sets none of them); profiles are tools.profiles, each with its whole policy; pc keeps
-	// where each entry came from, for messages (allowHint, unmatchedWarnings).
-	policy   *catalog.Policy
-	profiles []policyProfile
-	pc       *policyConfig
-	// warnings name every value the runtime clamps, and what to; the command prints them.
-	warnings []string
+// Config is a config file as `toolsearch mcp serve` reads it, and every other command too: one parse, the same
+// checks, the same messages. A program that embeds toolsearch gets from Load what the command gets.
+type Config struct {
+	// File is the file as loaded, for reading other keys and for editing (File.Set, UpdateFile).
+	File *File
+	// ToolSearch is tools.toolSearch resolved and checked strictly (unknown keys and modes are errors). A file
+	// that does not set tools.toolSearch gets code mode, since putting Tool Search in front of the servers is
+	// what the file is for; toolSearch: false (or enabled: false, or mode: "off") turns it off. ToolSearchSet
+	// says whether the file sets it at all.
+	ToolSearch    runtime.Config
+	ToolSearchSet bool
+	// Servers are the mcpServers entries, checked: hand them to upstream.New.
+	Servers *upstream.Config
+	// Policy is tools.allow/deny/ask/groups with the servers' disabledTools and autoApprove, as the Agent layer
+	// (nil when the file sets none of them): hand it to runtime.Options.Policy. Profiles are tools.profiles,
+	// each with its whole policy. Origins keeps where each entry came from, for messages.
+	Policy   *catalog.Policy
+	Profiles []Profile
+	Origins  *Origins
+	// Warnings name every key toolsearch ignores, every value the runtime clamps (and what to), and what can be
+	// seen not to work yet; the command prints them, each on a line.
+	Warnings []string
 }
 
-// errConfigNotFound is wrapped when a command needs a config file that does not exist.
-var errConfigNotFound = errors.New("config file not found")
+// ErrNotFound is wrapped (with fs.ErrNotExist) when the config file to load does not exist.
+var ErrNotFound = errors.New("config file not found")
 
-// loadConfig reads the config file at path and checks all of it: tools.toolSearch against runtime.ConfigKeys and
-// every mcpServers entry against upstream.ServerConfig. A missing file is an error naming the path.
-func loadConfig(path string) (*loadedConfig, error) {
-	f, err := runtime.LoadConfigFile(path)
+// ErrInvalid is wrapped by every error that Load and Check return about what the file says (an *Error).
+var ErrInvalid = errors.New("invalid config")
+
+// Error is a config file that cannot be used as written: Err names every problem, each with its key and what to
+// write instead.
+type Error struct {
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string        { return e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error        { return e.Err }
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// Load reads the config file at path and checks all of it: tools.toolSearch against runtime.ConfigKeys, every
+// mcpServers entry against upstream.ServerConfig, the policy keys and profiles, and every key at every level
+// (a key toolsearch does not read is a warning, a mistake that cannot work an error naming the key and what to
+// write). A missing file is an error naming the path. ctx is checked before the file is read; Load takes no
+// lock, and returns what `toolsearch mcp serve --config path` serves.
+func Load(ctx context.Context, path string) (*Config, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := LoadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if !f.Exists() {
-		return nil, fmt.Errorf("%w: %s", errConfigNotFound, path)
+		return nil, fmt.Errorf("%w: %s (%w)", ErrNotFound, path, fs.ErrNotExist)
 	}
-	return checkConfigFile(f)
+	return Check(f)
 }
 
-// checkConfigFile checks a loaded (or edited) config file the way loadConfig does. Keys it does not read are
-// warnings (the file is shared with other programs); what cannot work is an error.
-func checkConfigFile(f *runtime.ConfigFile) (*loadedConfig, error) {
-	lc := &loadedConfig{file: f}
-	_, lc.toolSearchSet, _ = f.Get(runtime.ToolSearchKey)
+// Check checks a loaded (or edited) config file the way Load does. Keys it does not read are warnings (the file
+// is shared with other programs); what cannot work is an error.
+func Check(f *File) (*Config, error) {
+	lc := &Config{File: f}
+	_, lc.ToolSearchSet, _ = f.Get(runtime.ToolSearchKey)
 	var err error
-	if lc.toolSearch, lc.warnings, err = f.CheckToolSearch(); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	if lc.ToolSearch, lc.Warnings, err = f.CheckToolSearch(); err != nil {
+		return nil, &Error{Path: f.Path(), Err: err}
+	}
+	if !lc.ToolSearchSet {
+		lc.ToolSearch.Enabled, lc.ToolSearch.Mode = true, runtime.ModeCode
 	}
 	var serverWarnings []string
-	if lc.servers, serverWarnings, err = checkServers(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	if lc.Servers, serverWarnings, err = checkServers(f); err != nil {
+		return nil, &Error{Path: f.Path(), Err: err}
 	}
 	var policyWarnings []string
-	if lc.pc, policyWarnings, err = checkPolicy(f, lc.servers); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	if lc.Origins, policyWarnings, err = checkPolicy(f, lc.Servers); err != nil {
+		return nil, &Error{Path: f.Path(), Err: err}
 	}
-	lc.policy, lc.profiles = lc.pc.policy, lc.pc.profiles
+	lc.Policy, lc.Profiles = lc.Origins.policy, lc.Origins.profiles
 	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
-		lc.warnings = append(lc.warnings, p.msg)
+		lc.Warnings = append(lc.Warnings, p.msg)
 	}
-	lc.warnings = append(append(lc.warnings, serverWarnings...), policyWarnings...)
+	lc.Warnings = append(append(lc.Warnings, serverWarnings...), policyWarnings...)
 	return lc, nil
 }
 
@@ -83,7 +114,7 @@ const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/
 // an example rather than as a decoding error. Then it refuses entries that would start the wrong program, or
 // none (checkServerSemantics), and warns about what can be seen not to work yet (a missing cwd). Fields other
 // clients add (timeout, watchPaths, ...) are left to fileKeyProblems, which names them as ignored.
-func checkServers(f *runtime.ConfigFile) (*upstream.Config, []string, error) {
+func checkServers(f *File) (*upstream.Config, []string, error) {
 	raw, ok, err := f.Get(upstream.ConfigKey)
 	if err != nil {
 		return nil, nil, err
@@ -103,7 +134,7 @@ func checkServers(f *runtime.ConfigFile) (*upstream.Config, []string, error) {
 			return nil, nil, errors.New(strings.Join(problems, "; "))
 		}
 	}
-	cfg, err := upstream.ParseConfig(f.Bytes())
+	cfg, err := parseServers(f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,7 +157,7 @@ func checkServers(f *runtime.ConfigFile) (*upstream.Config, []string, error) {
 		if s.Cwd != "" && !strings.Contains(s.Cwd, "$") {
 			if info, err := os.Stat(s.Cwd); err != nil || !info.IsDir() {
 				warnings = append(warnings, fmt.Sprintf("%s.cwd %q is not a directory: the server cannot start "+
-					"until it is", runtime.FormatConfigKey(upstream.ConfigKey, name), s.Cwd))
+					"until it is", FormatKey(upstream.ConfigKey, name), s.Cwd))
 			}
 		}
 	}
@@ -137,7 +168,7 @@ func checkServers(f *runtime.ConfigFile) (*upstream.Config, []string, error) {
 }
 
 func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Type) []string {
-	key := runtime.FormatConfigKey(upstream.ConfigKey, name)
+	key := FormatKey(upstream.ConfigKey, name)
 	var entry map[string]json.RawMessage
 	if json.Unmarshal(raw, &entry) != nil || entry == nil {
 		return []string{fmt.Sprintf("%s must be a server object with \"command\" or \"url\", for example %s (got %s)",
@@ -247,15 +278,31 @@ func describeRaw(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// parseMode reads a --mode flag: one of the modes of runtime.ConfigKeys, or an error that lists them and names
-// the closest.
-func parseMode(s string) (runtime.Mode, error) {
-	key, _ := runtime.LookupConfigKey("mode")
-	for _, m := range key.Values {
-		if s == m {
-			return runtime.Mode(s), nil
-		}
+// parseServers reads the mcpServers object of a config document (JSON5) as upstream.Config, validated by
+// upstream.Config.Validate. A document without mcpServers has no servers. Unknown fields of an entry are left
+// to fileKeyProblems: clients add their own ("timeout", ...) and the file is shared with them.
+func parseServers(f *File) (*upstream.Config, error) {
+	raw, ok, err := f.Get(upstream.ConfigKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", upstream.ErrConfig, err)
 	}
-	best, _ := suggest.Closest(s, key.Values)
-	return "", fmt.Errorf("--mode must be one of %s (got %q; did you mean %q?)", strings.Join(key.Values, ", "), s, best)
+	cfg := &upstream.Config{Servers: map[string]upstream.ServerConfig{}}
+	if !ok {
+		return cfg, nil
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &servers); err != nil {
+		return nil, fmt.Errorf("%w: %s must be an object of servers: %w", upstream.ErrConfig, upstream.ConfigKey, err)
+	}
+	for name, rawServer := range servers {
+		var sc upstream.ServerConfig
+		if err := json.Unmarshal(rawServer, &sc); err != nil {
+			return nil, fmt.Errorf("%w: server %q is not a server object: %w", upstream.ErrConfig, name, err)
+		}
+		cfg.Servers[name] = sc
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
