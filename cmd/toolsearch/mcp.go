@@ -242,8 +242,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles apply to --http clients by their token; on stdio "+
 			"the client gets tools.allow, tools.deny and tools.ask\n", path)
 	}
-	return serveMCP(ctx, lc, tsConfig, sf, stdin, stdout, stderr)
+	return serve(ctx, lc, tsConfig, sf, stdin, stdout, stderr)
 }
+
+// serve is serveMCP; a test replaces it to see what the command hands the runtime and the front.
+var serve = serveMCP
 
 // defaultHTTPPort is the port of --http when the address names only a host.
 const defaultHTTPPort = "8931"
