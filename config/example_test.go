@@ -61,5 +61,5 @@ func ExampleCheck() {
 	// Output:
 	// memory: command="npx" url=""
 	// remote: command="" url="https://example.com/mcp"
-	// broken.json5: mcp config: server "broken": type "sse" (the deprecated HTTP+SSE transport) is not supported; use a streamable HTTP endpoint
+	// broken.json5: mcpServers.broken.type "sse" is the older HTTP+SSE transport, which toolsearch does not speak: a server that offers it usually serves streamable HTTP too, at the same address ending in /mcp instead of /sse; write that "url" and remove "type"
 }

@@ -83,6 +83,9 @@ func ParseFile(path string, data []byte) (*File, error) {
 		root, err = json5.Parse(f.src)
 	}
 	if err != nil {
+		if hint := yamlHint(f.src); hint != "" {
+			return nil, fmt.Errorf("config %s: %w; %s", path, err, hint)
+		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	if root.Kind != json5.Object {

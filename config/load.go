@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -83,6 +84,9 @@ func Load(ctx context.Context, path string) (*Config, error) {
 // is shared with other programs); what cannot work is an error.
 func Check(f *File) (*Config, error) {
 	lc := &Config{File: f}
+	if problems := duplicateKeys(f.src, f.root); len(problems) > 0 {
+		return nil, &Error{Path: f.Path(), Err: errors.New(strings.Join(problems, "; "))}
+	}
 	_, lc.ToolSearchSet, _ = f.Get(runtime.ToolSearchKey)
 	var err error
 	if lc.ToolSearch, lc.Warnings, err = f.CheckToolSearch(); err != nil {
@@ -115,6 +119,7 @@ const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/
 // none (checkServerSemantics), and warns about what can be seen not to work yet (a missing cwd). Fields other
 // clients add (timeout, watchPaths, ...) are left to fileKeyProblems, which names them as ignored.
 func checkServers(f *File) (*upstream.Config, []string, error) {
+	var earlyWarnings []string
 	raw, ok, err := f.Get(upstream.ConfigKey)
 	if err != nil {
 		return nil, nil, err
@@ -122,6 +127,9 @@ func checkServers(f *File) (*upstream.Config, []string, error) {
 	if ok {
 		var servers map[string]json.RawMessage
 		if json.Unmarshal(raw, &servers) != nil || servers == nil {
+			if fix := serverListFix(raw); fix != "" {
+				return nil, nil, errors.New(fix)
+			}
 			return nil, nil, fmt.Errorf("%s must be an object of servers by name, for example {\"memory\": %s} (got %s)",
 				upstream.ConfigKey, serverExample, describeRaw(raw))
 		}
@@ -130,6 +138,9 @@ func checkServers(f *File) (*upstream.Config, []string, error) {
 		for _, name := range slices.Sorted(maps.Keys(servers)) {
 			problems = append(problems, checkServer(name, servers[name], fields)...)
 		}
+		valueProblems, valueWarnings := valueChecks(f.root)
+		problems = append(problems, valueProblems...)
+		earlyWarnings = valueWarnings
 		if len(problems) > 0 {
 			return nil, nil, errors.New(strings.Join(problems, "; "))
 		}
@@ -138,7 +149,7 @@ func checkServers(f *File) (*upstream.Config, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var problems, warnings []string
+	problems, warnings := []string(nil), earlyWarnings
 	keyProblems := fileKeyProblems(f.Bytes(), serverFields())
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		s := cfg.Servers[name]
@@ -154,7 +165,12 @@ func checkServers(f *File) (*upstream.Config, []string, error) {
 			}
 			problems = append(problems, p...)
 		}
-		if s.Cwd != "" && !strings.Contains(s.Cwd, "$") {
+		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "~") && !strings.Contains(s.Cwd, "$") {
+			warnings = append(warnings, fmt.Sprintf("%s.cwd %q is relative, so it is taken from the directory "+
+				"toolsearch is started in, which the MCP client that starts it chooses (often / or the client's own "+
+				"folder, not your project): write an absolute path, such as %q", FormatKey(upstream.ConfigKey, name), s.Cwd,
+				filepath.Join(filepath.Dir(absPath(f.Path())), s.Cwd)))
+		} else if s.Cwd != "" && !strings.Contains(s.Cwd, "$") && !strings.HasPrefix(s.Cwd, "~") {
 			if info, err := os.Stat(s.Cwd); err != nil || !info.IsDir() {
 				warnings = append(warnings, fmt.Sprintf("%s.cwd %q is not a directory: the server cannot start "+
 					"until it is", FormatKey(upstream.ConfigKey, name), s.Cwd))
@@ -182,9 +198,30 @@ func checkServer(name string, raw json.RawMessage, fields map[string]reflect.Typ
 			continue
 		}
 		if json.Unmarshal(value, reflect.New(typ).Interface()) != nil || string(value) == "null" {
+			if fix := fieldFix(childKey(key, field), field, value); fix != "" {
+				problems = append(problems, fix)
+				continue
+			}
 			expected, example := describeType(typ)
+			if ex, ok := fieldExamples[field]; ok {
+				example = ex
+			}
 			problems = append(problems, fmt.Sprintf("%s.%s must be %s, for example %s (got %s)", key, field, expected,
 				example, describeRaw(value)))
+			continue
+		}
+		var text string
+		if json.Unmarshal(value, &text) == nil {
+			switch field {
+			case "url":
+				if fix := urlFix(childKey(key, field), text); fix != "" {
+					problems = append(problems, fix)
+				}
+			case "type":
+				if fix := typeFix(childKey(key, field), text, entry["url"] != nil); fix != "" {
+					problems = append(problems, fix)
+				}
+			}
 		}
 	}
 	sort.Strings(problems)
@@ -305,4 +342,12 @@ func parseServers(f *File) (*upstream.Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// absPath is path made absolute, or path itself when that fails.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }

@@ -78,6 +78,7 @@ func controlNames() []string {
 func checkPolicy(f *File, servers *upstream.Config) (*Origins, []string, error) {
 	pc := &Origins{origin: map[string]string{}, servers: map[string]string{}}
 	var problems, warnings []string
+	var selectors [][2]string // every entry of every list, with its key, for the checks that need the whole file
 	list := func(path ...string) []string {
 		key := FormatKey(path...)
 		raw, ok, err := f.Get(key)
@@ -86,13 +87,13 @@ func checkPolicy(f *File, servers *upstream.Config) (*Origins, []string, error) 
 		}
 		var entries []string
 		if json.Unmarshal(raw, &entries) != nil || string(raw) == "null" {
-			problems = append(problems, fmt.Sprintf("%s must be an array of selectors, for example %s (got %s)", key,
-				`["server:github", "mcp:fs:read_*", "annotation:readOnly"]`, describeRaw(raw)))
+			problems = append(problems, listProblem(key, raw))
 			return nil
 		}
 		for i, e := range entries {
 			p, w := checkSelector(fmt.Sprintf("%s[%d]", key, i), e)
 			problems, warnings = append(problems, p...), append(warnings, w...)
+			selectors = append(selectors, [2]string{fmt.Sprintf("%s[%d]", key, i), e})
 		}
 		return entries
 	}
@@ -175,10 +176,90 @@ func checkPolicy(f *File, servers *upstream.Config) (*Origins, []string, error) 
 		prof.Policy = &catalog.Policy{Agent: withControl(agent), Profile: withControl(prof.rule), Groups: groups}
 		pc.profiles = append(pc.profiles, prof.Profile)
 	}
+	for _, sel := range selectors {
+		p, w := checkSelectorTarget(sel[0], sel[1], servers, groups)
+		problems, warnings = append(problems, p...), append(warnings, w...)
+	}
 	if len(problems) > 0 {
 		return nil, nil, errors.New(strings.Join(problems, "; "))
 	}
 	return pc, warnings, nil
+}
+
+// listProblem says what is wrong with a policy list that is not an array of strings, and what to write.
+func listProblem(key string, raw json.RawMessage) string {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%s must be an array of selectors, not one string: write [%q]", key, v)
+	case []any:
+		for i, e := range v {
+			if _, ok := e.(string); !ok {
+				return fmt.Sprintf("%s[%d] must be a selector in quotes, such as \"server:github\" or \"mcp:fs:read_*\", "+
+					"not %s", key, i, describeRaw(mustJSON(e)))
+			}
+		}
+	}
+	return fmt.Sprintf("%s must be an array of selectors, for example %s (got %s)", key,
+		`["server:github", "mcp:fs:read_*", "annotation:readOnly"]`, describeRaw(raw))
+}
+
+// checkSelectorTarget checks what a selector names against the rest of the file: a group must be one of
+// tools.groups (a group that is not there matches nothing, ever), a server one of mcpServers, and "mcp:<server>"
+// without a tool name, which matches no tool (in allow it hides every tool), is named with the selector meant.
+func checkSelectorTarget(key, entry string, servers *upstream.Config, groups map[string][]string) (problems, warnings []string) {
+	e := strings.TrimSpace(entry)
+	prefix, name, _ := strings.Cut(e, ":")
+	if strings.Contains(name, "*") {
+		return nil, nil
+	}
+	var names, sources []string
+	if servers != nil {
+		for _, n := range slices.Sorted(maps.Keys(servers.Servers)) {
+			source, _ := catalog.SafeMCPNames(n, nil)
+			names, sources = append(names, n), append(sources, source)
+		}
+	}
+	switch strings.ToLower(prefix) {
+	case "group":
+		if _, ok := groups[name]; ok {
+			return nil, nil
+		}
+		if len(groups) == 0 {
+			return []string{fmt.Sprintf("%s %q names a group, and tools.groups defines none: define it, for example "+
+				"\"groups\": {%q: [\"mcp:github:get_*\"]}", key, entry, name)}, nil
+		}
+		known := slices.Sorted(maps.Keys(groups))
+		best, _ := suggest.Closest(name, known)
+		return []string{fmt.Sprintf("%s %q names no group of tools.groups: did you mean \"group:%s\"? (groups: %s)",
+			key, entry, best, strings.Join(known, ", "))}, nil
+	case "server":
+		if len(sources) == 0 || slices.Contains(sources, name) || slices.Contains(names, name) {
+			return nil, nil
+		}
+		best, d := suggest.Closest(name, sources)
+		if d >= 0 && d <= 2 {
+			return nil, []string{fmt.Sprintf("%s %q names no server of %s, so it matches no tool: did you mean "+
+				"\"server:%s\"?", key, entry, upstream.ConfigKey, best)}
+		}
+		return nil, []string{fmt.Sprintf("%s %q names no server of %s, so it matches no tool (servers: %s)", key, entry,
+			upstream.ConfigKey, strings.Join(sources, ", "))}
+	case "mcp":
+		if name == "" || strings.Contains(name, ":") {
+			return nil, nil
+		}
+		msg := fmt.Sprintf("%s %q names a server without a tool, so it matches no tool", key, entry)
+		if strings.HasSuffix(strings.SplitN(key, "[", 2)[0], "."+AllowKey) {
+			msg += " (and in allow, every other tool is hidden)"
+		}
+		msg += fmt.Sprintf(": write \"mcp:%s:*\" for every tool of %s, or \"mcp:%[1]s:<tool name>\" for one", name, name)
+		if slices.Contains(sources, name) {
+			return []string{msg}, nil
+		}
+		return nil, []string{msg}
+	}
+	return nil, nil
 }
 
 // profileEntry is a profile while it is read: its rules apart, to build its policy from.

@@ -87,7 +87,7 @@ func TestLoadMissingOrInvalid(t *testing.T) {
 	assert.Equal(t, path+`: mcpServers.a needs "command" (a program to start) or "url" (a streamable HTTP endpoint)`, err.Error())
 
 	// What upstream refuses is still its error, inside ours.
-	require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers": {"a": {"type": "sse", "url": "https://e/sse"}}}`), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers": {"a": {"command": "x", "isolation": "per-process"}}}`), 0o600))
 	_, err = Load(t.Context(), path)
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorIs(t, err, upstream.ErrConfig)

@@ -149,7 +149,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return mcpUsageError(stderr, err.Error())
 	}
 	if fs.NArg() > 0 {
-		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		arg := fs.Arg(0)
+		if ext := strings.ToLower(filepath.Ext(arg)); ext == ".json" || ext == ".json5" || ext == ".jsonc" {
+			return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q: to serve the servers of a config file, "+
+				"write --config %s", arg, arg))
+		}
+		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", arg))
 	}
 	if *modeFlag != "" {
 		mode, err := parseMode(*modeFlag)
@@ -256,7 +261,14 @@ const defaultHTTPPort = "8931"
 // never "every interface"). A port alone is refused, since it could mean this machine or every interface and
 // the two differ in who can reach every tool.
 func listenAddr(flag string) (addr, note string, err error) {
-	if _, _, err := net.SplitHostPort(flag); err == nil {
+	if host, port, err := net.SplitHostPort(flag); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" {
+			if host == "" {
+				host = "127.0.0.1"
+			}
+			return "", "", fmt.Errorf("--http %s: the port %q is not a number from 0 to 65535: write %s", flag, port,
+				net.JoinHostPort(host, defaultHTTPPort))
+		}
 		return flag, "", nil
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(flag, "["), "]")

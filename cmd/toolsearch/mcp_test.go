@@ -118,6 +118,8 @@ func TestMCPCommandUsage(t *testing.T) {
 		{"bad mode", []string{"mcp", "serve", "--config", cfg, "--mode", "tols"}, `--mode must be one of code, tools, directory, off (got "tols"; did you mean "tools"?)`},
 		{"unknown flag", []string{"mcp", "serve", "--port", "1"}, "flag provided but not defined"},
 		{"stray argument", []string{"mcp", "serve", "--config", cfg, "extra"}, `unexpected argument "extra"`},
+		{"config file without --config", []string{"mcp", "serve", "config.json5"},
+			`unexpected argument "config.json5": to serve the servers of a config file, write --config config.json5`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ type ServerConfig struct {
 	// LOGNAME, the locale, TMPDIR, the XDG directories, proxies and CA certificates; nothing else of toolsearch's
 	// environment reaches a server). "${NAME}" in a value is replaced by the variable NAME of toolsearch's
 	// environment when the server starts ({"GITHUB_TOKEN": "${GITHUB_TOKEN}"} passes one on); one that is not set
-	// fails the start, naming it.
+	// fails the start, naming it. "${NAME:-default}" gives default when NAME is unset or empty.
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the child's working directory; empty means toolsearch's.
 	Cwd string `json:"cwd,omitempty"`
