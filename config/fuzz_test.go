@@ -51,3 +51,31 @@ func FuzzFileSet(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheck: whatever the file holds, Check returns a config or an error and never panics; an error about what
+// the file says is an *Error, and a config's servers passed upstream's validation.
+func FuzzCheck(f *testing.F) {
+	for _, seed := range []string{
+		`{mcpServers: {m: {command: "C:\\Program Files\\nodejs\\npx.cmd -y x", env: {A: "$HOME %APPDATA% ${env:X} ${input:y}"}}}}`,
+		`{mcpServers: {m: {command: "/a b/c d -x", args: ["${workspaceFolder}", "~/x"], cwd: "~"}}, tools: {allow: ["mcp:m", "group:g", "server:n"]}}`,
+		`{mcpServers: [{name: "m", command: "npx"}], tools: {deny: [1, "x"], mcpServers: {}}, toolSearch: true}`,
+		`{mcpServers: {m: {command: {path: "npx", args: [1]}, url: "127.0.0.1:1/mcp", startTimeoutMs: "1m"}, m: {}}}`,
+		`{mcpServers: {m: {url: "wss://x", type: "sse", headers: {A: "Bearer $T"}}}, mcp: {allowed: []}, projects: {p: {mcpServers: {}}}}`,
+		"mcpServers:\n  m:\n    command: npx\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		file, err := ParseFile("c.json5", doc)
+		if err != nil {
+			return
+		}
+		cfg, err := Check(file)
+		if err != nil {
+			return
+		}
+		if err := cfg.Servers.Validate(); err != nil {
+			t.Fatalf("Check accepted servers that upstream refuses: %v", err)
+		}
+	})
+}
