@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,6 +165,11 @@ func checkServers(f *File) (*upstream.Config, []string, error) {
 				}
 			}
 			problems = append(problems, p...)
+		}
+		if u, err := url.Parse(s.URL); err == nil && s.URL != "" && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/sse") {
+			warnings = append(warnings, fmt.Sprintf("%s.url %q ends in /sse, the usual address of the older HTTP+SSE "+
+				"transport, which toolsearch does not speak: if the server fails to start, write its streamable HTTP "+
+				"address (often the same ending in /mcp)", FormatKey(upstream.ConfigKey, name), s.URL))
 		}
 		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "~") && !strings.Contains(s.Cwd, "$") {
 			warnings = append(warnings, fmt.Sprintf("%s.cwd %q is relative, so it is taken from the directory "+
