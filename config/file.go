@@ -161,19 +161,19 @@ func (f *File) find(key string) (*json5.Value, error) {
 	return f.root.Find(path), nil
 }
 
-// ToolSearch resolves tools.toolSearch with ParseConfig.
+// ToolSearch resolves tools.toolSearch with runtime.ParseConfig.
 func (f *File) ToolSearch() (runtime.Config, error) {
 	return runtime.ParseConfig(f.rawAt(runtime.ToolSearchKey))
 }
 
-// CheckToolSearch resolves tools.toolSearch with CheckConfig: unknown keys and modes are errors too, and every
+// CheckToolSearch resolves tools.toolSearch with runtime.CheckConfig: unknown keys and modes are errors too, and every
 // clamped value has a warning.
 func (f *File) CheckToolSearch() (runtime.Config, []string, error) {
 	return runtime.CheckConfig(f.rawAt(runtime.ToolSearchKey))
 }
 
 // rawAt returns the JSON5 text of the value at key (nil when unset), so that what JSON cannot spell (Infinity)
-// reaches ParseConfig as written.
+// reaches runtime.ParseConfig as written.
 func (f *File) rawAt(key string) json.RawMessage {
 	v, _ := f.find(key)
 	if v == nil {
@@ -183,7 +183,7 @@ func (f *File) rawAt(key string) json.RawMessage {
 }
 
 // Set sets the value at a dotted key, creating the objects on its path; value is JSON or JSON5. When the edit
-// touches tools.toolSearch, the result must pass CheckConfig; otherwise nothing changes and the error says why.
+// touches tools.toolSearch, the result must pass runtime.CheckConfig; otherwise nothing changes and the error says why.
 // The warnings name every value the runtime will clamp, and what to. Setting a key below tools.toolSearch while
 // it is true or false turns it into {enabled: <it>, ...}, so the edit does not silently switch Tool Search on
 // or off.

@@ -114,7 +114,7 @@ func Check(f *File) (*Config, error) {
 
 const serverExample = `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}`
 
-// checkServers checks the shape of mcpServers before package mcp checks what it means: every field of an entry
+// checkServers checks the shape of mcpServers before mcp/upstream checks what it means: every field of an entry
 // must have the type of its upstream.ServerConfig field, so a mistake is named with the key, the expected type and
 // an example rather than as a decoding error. Then it refuses entries that would start the wrong program, or
 // none (checkServerSemantics), and warns about what can be seen not to work yet (a missing cwd). Fields other
