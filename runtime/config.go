@@ -16,6 +16,9 @@ import (
 	"github.com/toolsearch/toolsearch/internal/suggest"
 )
 
+// ToolSearchKey is the config key of Tool Search, in the dotted form `toolsearch config` takes.
+const ToolSearchKey = "tools.toolSearch"
+
 // Mode is what the model sees of a large catalog.
 type Mode string
 

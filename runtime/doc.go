@@ -92,9 +92,8 @@
 //
 // # Configuration files
 //
-// Config files are JSON5 (JSON with comments, trailing commas, unquoted keys and the rest). LoadConfigFile, ConfigFile.Get and ConfigFile.Set
-// read and edit them in place, keeping comments; Set refuses a value CheckConfig rejects and returns its clamp
-// warnings. They back `toolsearch config get|set`. ConfigKeys describes every key of tools.toolSearch (type,
+// The config file (JSON5) is read and edited by package config, which builds a Config from its
+// tools.toolSearch with ParseConfig or CheckConfig. ConfigKeys describes every key of tools.toolSearch (type,
 // default, range, meaning); parsing, clamping, validation and the README's key table all come from it.
 //
 // # Concurrency

@@ -53,21 +53,3 @@ func ExampleParseConfig() {
 	// true directory 50 8 10000 <nil>
 	// tools.toolSearch: codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got -1)
 }
-
-// ExampleConfigFile_Set edits a config file in place, keeping its comments.
-func ExampleConfigFile_Set() {
-	f, _ := runtime.ParseConfigFile("config.json", []byte("{\n  // Tool Search\n  \"tools\": {\"toolSearch\": false},\n}\n"))
-	_, _ = f.Set("tools.toolSearch", json.RawMessage(`true`))
-	fmt.Print(string(f.Bytes()))
-	_, err := f.Set("tools.toolSearch.mode", json.RawMessage(`"tols"`))
-	fmt.Println(err)
-	warnings, _ := f.Set("tools.toolSearch.codeTimeoutMs", json.RawMessage(`1000000000`))
-	fmt.Println(warnings)
-	// Output:
-	// {
-	//   // Tool Search
-	//   "tools": {"toolSearch": true},
-	// }
-	// tools.toolSearch: mode must be one of code, tools, directory, off (got "tols"); did you mean "tools"?
-	// [codeTimeoutMs 1000000000 is above its maximum 60000: it will be clamped to 60000]
-}

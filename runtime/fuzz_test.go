@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/toolsearch/toolsearch/catalog"
-	"github.com/toolsearch/toolsearch/internal/json5"
 )
 
 // FuzzParseConfig: whatever the value of tools.toolSearch, parsing never panics, the resolved values are always
@@ -168,47 +167,4 @@ func wellFormed(raw []byte) bool {
 		}
 	}
 	return len(args) == 0
-}
-
-// FuzzConfigFileSet: an edit through ConfigFile.Set either fails and changes nothing, or leaves a file that
-// parses, reads back the value set, and (when it touched tools.toolSearch) passes CheckConfig.
-func FuzzConfigFileSet(f *testing.F) {
-	docs := []string{
-		`{ tools: { toolSearch: { mode: "code", codeTimeoutMs: 10000, searchDefaultLimit: 8, maxSearchLimit: 20, }, }, }`,
-		`{ tools: { toolSearch: true } }`, `{ tools: { toolSearch: false } }`, "// c\n{\n  \"tools\": {\"profile\": 'x'},\n}\n",
-		`{"mcpServers": {"m": {"command": "npx", "args": ["-y", "m"]}}}`, ``,
-	}
-	keys := []string{"tools.toolSearch.mode", "tools.toolSearch", "tools.toolSearch.codeTimeoutMs", "mcpServers.x", "a.b"}
-	values := []string{`"tools"`, `true`, `5000`, `{command: 'npx'}`, `Infinity`, `{mdoe: 1}`, `0x10`}
-	for i, d := range docs {
-		f.Add([]byte(d), keys[i%len(keys)], values[i%len(values)])
-	}
-	f.Fuzz(func(t *testing.T, doc []byte, key, value string) {
-		cf, err := ParseConfigFile("c.json5", doc)
-		if err != nil {
-			return
-		}
-		before := cf.Bytes()
-		_, err = cf.Set(key, json.RawMessage(value))
-		if err != nil {
-			if string(cf.Bytes()) != string(before) {
-				t.Fatalf("a refused edit changed the file")
-			}
-			return
-		}
-		again, err := ParseConfigFile("c.json5", cf.Bytes())
-		if err != nil {
-			t.Fatalf("the edited file does not parse: %v\n%s", err, cf.Bytes())
-		}
-		got, ok, err := again.Get(key)
-		want, perr := json5.Parse([]byte(value))
-		if err != nil || !ok || perr != nil || string(got) != string(want.JSON()) {
-			t.Fatalf("Get(%q) = %s, %v, %v; want %s", key, got, ok, err, want.JSON())
-		}
-		if strings.HasPrefix(key+".", ToolSearchKey+".") || strings.HasPrefix(ToolSearchKey, key+".") {
-			if _, _, err := again.CheckToolSearch(); err != nil {
-				t.Fatalf("an accepted edit left tools.toolSearch invalid: %v", err)
-			}
-		}
-	})
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/filelock"
 )
 
 // Pinning guards against a tool server that changes a tool after the user approved it (a "rug pull"): the
@@ -204,6 +205,11 @@ func (p *PinFile) check(t *catalog.Tool) (change *DefinitionChange, pinned bool,
 	return nil, true, nil
 }
 
+// lockTimeout bounds the wait for the pin file's lock: long enough for another process to finish a
+// read-merge-write (milliseconds), short enough that a lock held by a stuck process fails the call, not the
+// session. The caller's context can end the wait sooner. A variable so tests can trip it quickly.
+var lockTimeout = 3 * time.Second
+
 // pin records t's current definition, waiting for the file's lock no longer than ctx allows.
 func (p *PinFile) pin(ctx context.Context, t *catalog.Tool) error {
 	pin := pinOf(t)
@@ -216,7 +222,7 @@ func (p *PinFile) pin(ctx context.Context, t *catalog.Tool) error {
 // taken before the mutex, and waiting for it is bounded by ctx and lockTimeout: a lock held elsewhere never
 // stalls the calls that only check pins, and a lock that cannot be had fails with ErrPinFileLocked.
 func (p *PinFile) update(ctx context.Context, change func(map[string]Pin)) error {
-	target, err := resolveLink(p.path)
+	target, err := filelock.ResolveLink(p.path)
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
@@ -224,8 +230,8 @@ func (p *PinFile) update(ctx context.Context, change func(map[string]Pin)) error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "."+filepath.Base(target)+".lock"), lockTimeout)
-	if errors.Is(err, errLockBusy) {
+	unlock, err := filelock.Lock(ctx, filepath.Join(dir, "."+filepath.Base(target)+".lock"), lockTimeout)
+	if errors.Is(err, filelock.ErrBusy) {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w %s: %w (%w)", ErrPinFile, p.path, ErrPinFileLocked, ctx.Err())
 		}
@@ -246,7 +252,7 @@ func (p *PinFile) update(ctx context.Context, change func(map[string]Pin)) error
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
-	if err := writeFileAtomic(p.path, append(data, '\n'), 0o600); err != nil {
+	if err := filelock.WriteAtomic(p.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("%w %s: %w", ErrPinFile, p.path, err)
 	}
 	p.pins = next

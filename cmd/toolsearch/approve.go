@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/internal/textcut"
 	"github.com/toolsearch/toolsearch/runtime"
 )
@@ -68,11 +69,11 @@ type cliApprover struct {
 	done   chan struct{}      // closed by release
 	stderr io.Writer
 	policy *catalog.Policy
-	pc     *policyConfig
+	pc     *config.Origins
 }
 
 // newCLIApprover makes the approver of a command; release closes the terminal if it was opened.
-func newCLIApprover(ctx context.Context, cmd string, yes bool, policy *catalog.Policy, pc *policyConfig, stderr io.Writer) (a *cliApprover, release func()) {
+func newCLIApprover(ctx context.Context, cmd string, yes bool, policy *catalog.Policy, pc *config.Origins, stderr io.Writer) (a *cliApprover, release func()) {
 	a = &cliApprover{cmd: cmd, yes: yes, open: terminalOf(ctx), stderr: stderr, policy: policy, pc: pc,
 		turn: make(chan struct{}, 1), done: make(chan struct{})}
 	return a, func() {
@@ -166,11 +167,11 @@ func (a *cliApprover) allowHint(inv *runtime.Invocation) string {
 }
 
 // heldBy says what holds a call for approval: the rule of the config (by its key) and a changed definition.
-func heldBy(policy *catalog.Policy, pc *policyConfig, inv *runtime.Invocation) string {
+func heldBy(policy *catalog.Policy, pc *config.Origins, inv *runtime.Invocation) string {
 	var parts []string
 	if inv.ApprovalRule != "" {
 		v := policy.Check(inv.Tool)
-		parts = append(parts, fmt.Sprintf("%s %q", pc.keyOf(catalog.Unmatched{Layer: v.Layer, List: policyAskKey}, ""), inv.ApprovalRule))
+		parts = append(parts, fmt.Sprintf("%s %q", pc.KeyOf(catalog.Unmatched{Layer: v.Layer, List: config.AskKey}, ""), inv.ApprovalRule))
 	}
 	if inv.DefinitionChange != nil {
 		parts = append(parts, inv.DefinitionChange.String())
@@ -179,10 +180,10 @@ func heldBy(policy *catalog.Policy, pc *policyConfig, inv *runtime.Invocation) s
 }
 
 // howToAllow says how to let a held call's tool run without being asked.
-func howToAllow(policy *catalog.Policy, pc *policyConfig, inv *runtime.Invocation) string {
+func howToAllow(policy *catalog.Policy, pc *config.Origins, inv *runtime.Invocation) string {
 	var hints []string
 	if v := policy.Check(inv.Tool); v.Ask {
-		hints = append(hints, pc.allowHint(inv.Tool, v, ""))
+		hints = append(hints, pc.AllowHint(inv.Tool, v, ""))
 	}
 	if inv.DefinitionChange != nil {
 		hints = append(hints, fmt.Sprintf("accept its new definition with `toolsearch pins forget %s`", inv.Tool.ID()))
@@ -193,19 +194,19 @@ func howToAllow(policy *catalog.Policy, pc *policyConfig, inv *runtime.Invocatio
 // serveApprovalHint is the front's ApprovalHint for `mcp serve`: how to let a tool through whose call was
 // blocked because its client cannot ask its user, naming the keys of the config file under the client's own
 // profile ("" for tools.allow/deny/ask). rule is "" for a changed pinned definition, which the policy cannot lift.
-func serveApprovalHint(lc *loadedConfig) func(tool *catalog.Tool, rule, profile string) string {
+func serveApprovalHint(lc *config.Config) func(tool *catalog.Tool, rule, profile string) string {
 	return func(tool *catalog.Tool, rule, profile string) string {
-		policy := lc.policy
+		policy := lc.Policy
 		if profile != "" {
-			i := slices.IndexFunc(lc.profiles, func(p policyProfile) bool { return p.Name == profile })
+			i := slices.IndexFunc(lc.Profiles, func(p config.Profile) bool { return p.Name == profile })
 			if i < 0 {
 				return "" // not one of ours: the front's own hint
 			}
-			policy = lc.profiles[i].Policy
+			policy = lc.Profiles[i].Policy
 		}
 		var hints []string
 		if v := policy.Check(tool); v.Ask {
-			hints = append(hints, lc.pc.allowHint(tool, v, profile))
+			hints = append(hints, lc.Origins.AllowHint(tool, v, profile))
 		}
 		if rule == "" {
 			hints = append(hints, fmt.Sprintf("accept its new definition with `toolsearch pins forget %s`", tool.ID()))
@@ -232,8 +233,8 @@ func (a *cliApprover) question(inv *runtime.Invocation, why string) string {
 	row("tool", t.ID())
 	if t.Source == catalog.SourceMCP {
 		server := t.SourceName
-		if a.pc != nil && a.pc.servers[t.SourceName] != "" {
-			server = a.pc.servers[t.SourceName]
+		if name := a.pc.Server(t.SourceName); name != "" {
+			server = name
 		}
 		row("server", server)
 	}

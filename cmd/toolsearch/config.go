@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/internal/suggest"
-	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -64,7 +62,7 @@ func runConfig(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		if len(args) > 0 {
 			return configUsageError(stderr, sub, "takes no arguments")
 		}
-		printConfigKeys(stdout)
+		config.WriteKeys(stdout)
 		return exitOK
 	case "get", "set":
 	default:
@@ -80,7 +78,7 @@ func runConfig(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return configUsageError(stderr, sub, err.Error())
 	}
 	if path == "" {
-		if path, err = runtime.DefaultConfigPath(os.Getenv); err != nil {
+		if path, err = config.DefaultPath(os.Getenv); err != nil {
 			fmt.Fprintf(stderr, "toolsearch config %s: %v\n", sub, err)
 			return exitFailure
 		}
@@ -134,7 +132,7 @@ func parseConfigArgs(args []string) (path string, resolved bool, rest []string, 
 }
 
 func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
-	keyPath, err := runtime.SplitConfigKey(key)
+	keyPath, err := config.SplitKey(key)
 	if err != nil {
 		return configUsageError(stderr, "get", err.Error())
 	}
@@ -151,9 +149,9 @@ func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
 				strings.Join(keyPath[2:], "."), runtime.ToolSearchKey, best))
 		}
 	}
-	f, err := runtime.LoadConfigFile(path)
+	f, err := config.LoadFile(path)
 	if err == nil && !f.Exists() {
-		err = fmt.Errorf("%w: %s (create it with `toolsearch config set KEY VALUE`)", errConfigNotFound, path)
+		err = fmt.Errorf("%w: %s (create it with `toolsearch config set KEY VALUE`)", config.ErrNotFound, path)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config get: %v\n", err)
@@ -168,8 +166,8 @@ func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
 		return exitFailure
 	}
 	if !ok {
-		msg := fmt.Sprintf("%s is not set in %s", runtime.FormatConfigKey(keyPath...), path)
-		if hint := unsetHint(f, keyPath); hint != "" {
+		msg := fmt.Sprintf("%s is not set in %s", config.FormatKey(keyPath...), path)
+		if hint := config.UnsetHint(f, keyPath); hint != "" {
 			msg += "; " + hint
 		}
 		fmt.Fprintf(stderr, "toolsearch config get: %s\n", msg)
@@ -179,52 +177,15 @@ func configGet(stdout, stderr io.Writer, path, key string, resolved bool) int {
 	return reportProblems(stderr, "get", f)
 }
 
-// unsetHint names the key the file does have where keyPath has none, when it is nearly the one asked for:
-// `config get mcpServers.memroy` in a file with mcpServers.memory.
-func unsetHint(f *runtime.ConfigFile, keyPath []string) string {
-	for i := range keyPath {
-		text, ok, _ := f.Show(runtime.FormatConfigKey(keyPath[:i]...))
-		if i == 0 {
-			text, ok = string(f.Bytes()), true
-		}
-		if !ok {
-			return ""
-		}
-		v, err := json5.Parse([]byte(text))
-		if err != nil || v.Kind != json5.Object {
-			return ""
-		}
-		if v.Member(keyPath[i]) != nil {
-			continue
-		}
-		var keys []string
-		for _, m := range v.Members {
-			keys = append(keys, m.Key)
-			// A key with dots in it, asked for without brackets: mcpServers.my.server for "my.server".
-			for j := i + 2; j <= len(keyPath); j++ {
-				if m.Key == strings.Join(keyPath[i:j], ".") {
-					fixed := append(append(slices.Clone(keyPath[:i]), m.Key), keyPath[j:]...)
-					return fmt.Sprintf("did you mean %s?", runtime.FormatConfigKey(fixed...))
-				}
-			}
-		}
-		if best, d := closestKey(keyPath[i], keys); d >= 0 && d <= 2 {
-			return fmt.Sprintf("did you mean %s?", runtime.FormatConfigKey(append(slices.Clone(keyPath[:i]), best)...))
-		}
-		return ""
-	}
-	return ""
-}
-
 // reportProblems checks the whole file the way every command loads it, so that reading one value of a file
 // also says what is wrong elsewhere in it.
-func reportProblems(stderr io.Writer, sub string, f *runtime.ConfigFile) int {
-	lc, err := checkConfigFile(f)
+func reportProblems(stderr io.Writer, sub string, f *config.File) int {
+	lc, err := config.Check(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch config %s: %v\n", sub, err)
 		return exitFailure
 	}
-	printWarnings(stderr, "toolsearch config "+sub, lc.warnings)
+	printWarnings(stderr, "toolsearch config "+sub, lc.Warnings)
 	return exitOK
 }
 
@@ -237,7 +198,7 @@ func printWarnings(stderr io.Writer, prefix string, warnings []string) {
 
 // configGetResolved prints tools.toolSearch (or its field) as the runtime will use it. A value the runtime
 // refuses is still printed as resolved, with the problem on stderr and a failing exit code.
-func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, field string) int {
+func configGetResolved(stdout, stderr io.Writer, f *config.File, field string) int {
 	cfg, _ := f.ToolSearch()
 	raw, err := json.Marshal(cfg)
 	if err != nil {
@@ -254,7 +215,7 @@ func configGetResolved(stdout, stderr io.Writer, f *runtime.ConfigFile, field st
 }
 
 func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value string) int {
-	keyPath, err := runtime.SplitConfigKey(key)
+	keyPath, err := config.SplitKey(key)
 	if err != nil {
 		return configUsageError(stderr, "set", err.Error())
 	}
@@ -264,22 +225,22 @@ func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value s
 		return exitFailure
 	}
 	var warnings []string
-	var f *runtime.ConfigFile
+	var f *config.File
 	// Under the file's lock, so that sets made at the same time by other processes are each applied to the
 	// file as the one before left it.
-	err = runtime.UpdateConfigFile(ctx, path, func(file *runtime.ConfigFile) error {
+	err = config.UpdateFile(ctx, path, func(file *config.File) error {
 		f = file
 		w, err := f.Set(key, raw)
 		if err != nil {
 			return err
 		}
-		notes, err := checkSetKeys(f, keyPath)
+		notes, err := config.CheckEdit(f, keyPath)
 		warnings = append(w, notes...)
 		return err
 	})
 	if err != nil {
 		msg := fmt.Sprintf("%v", err)
-		if f != nil && !errors.Is(err, runtime.ErrConfigLocked) {
+		if f != nil && !errors.Is(err, config.ErrLocked) {
 			msg += "; " + path + " is unchanged"
 		}
 		fmt.Fprintf(stderr, "toolsearch config set: %s\n", msg)
@@ -287,38 +248,8 @@ func configSet(ctx context.Context, stdout, stderr io.Writer, path, key, value s
 	}
 	printWarnings(stderr, "toolsearch config set", warnings)
 	shown := strings.TrimSpace(redactConfigText(keyPath, string(raw)))
-	fmt.Fprintf(stdout, "%s = %s (%s)\n", runtime.FormatConfigKey(keyPath...), shown, path)
+	fmt.Fprintf(stdout, "%s = %s (%s)\n", config.FormatKey(keyPath...), shown, path)
 	return exitOK
-}
-
-// checkSetKeys refuses an edit that writes a key toolsearch would not read: a near miss of a valid key, or a
-// field of a server entry that no MCP client defines (a field another client defines is written, with a
-// warning that names it as ignored). Keys elsewhere in the file are not this edit's doing; the loader warns
-// about them. It also checks the servers when the edit touches them.
-func checkSetKeys(f *runtime.ConfigFile, keyPath []string) (warnings []string, err error) {
-	if keyPath[0] == upstream.ConfigKey || keyPath[0] == "tools" {
-		servers, _, err := checkServers(f)
-		if err != nil {
-			return nil, err
-		}
-		// The policy keys, and the servers' tool lists that feed the policy.
-		_, policyWarnings, err := checkPolicy(f, servers)
-		if err != nil {
-			return nil, err
-		}
-		warnings = append(warnings, policyWarnings...)
-	}
-	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
-		n := min(len(p.path), len(keyPath))
-		if !slices.Equal(p.path[:n], keyPath[:n]) {
-			continue
-		}
-		if p.refused {
-			return nil, errors.New(strings.TrimSuffix(p.msg, " (it is ignored)"))
-		}
-		warnings = append(warnings, p.msg)
-	}
-	return warnings, nil
 }
 
 // cliValue reads a VALUE argument: JSON or JSON5 when it parses, a string otherwise, so `mode tools` needs no
@@ -358,51 +289,15 @@ func configUsageError(stderr io.Writer, sub, msg string) int {
 	return exitUsage
 }
 
-// policyKeyDocs are the policy keys of "tools": `config keys` lists them (typ, short) and the README's table
-// is generated from them (typ, doc).
-var policyKeyDocs = []struct{ key, typ, short, doc string }{
-	{policyAllowKey, "array of selectors", "the only tools offered (empty or absent: every tool not denied)",
-		"The only tools offered to the model; empty or absent means every tool not denied. Tool Search's own " +
-			"tools stay allowed."},
-	{policyDenyKey, "array of selectors", "tools never offered: unknown to search, describe and call",
-		"Tools never offered: unknown to search, describe and call in every mode, absent from off mode's " +
-			"tools/list. Deny wins over ask and allow."},
-	{policyAskKey, "array of selectors", "tools that run only after the user approves each call",
-		"Tools that run only after the user approves each call (on the terminal for `call` and `run`); a " +
-			"server's `autoApprove` lifts this for its tools. Ask wins over allow."},
-	{policyGroupsKey, "object", "named tool lists for group:<name> selectors: {readers: [\"mcp:github:get_*\"]}",
-		"Named lists of tool ids, names or globs for `group:<name>` selectors: `{readers: [\"mcp:github:get_*\"]}`."},
-	{policyProfilesKey, "object", "per-token tool sets of mcp serve --http: {ci: {token: \"${CI_TOKEN}\", allow, deny, ask}}",
-		"Per-token tool sets of `mcp serve --http`: `{ci: {token: \"${CI_AGENT_TOKEN}\", allow: [...], deny: [...], " +
-			"ask: [...]}}`. A profile only narrows what the keys above allow, and its `ask` adds to theirs. The token " +
-			"must be a `${NAME}` reference to the environment (a token written in the file is refused); two profiles " +
-			"with one token are an error."},
-}
-
-// printConfigKeys lists every key a config file can set, from the same definitions that validate them.
-func printConfigKeys(w io.Writer) {
-	var b strings.Builder
-	b.WriteString("tools (policy; a selector is a tool id or name, a glob with *, server:<name>, source:<source>,\n" +
-		"  group:<name> or annotation:readOnly|destructive|idempotent|openWorld):\n")
-	for _, k := range policyKeyDocs {
-		fmt.Fprintf(&b, "  %-20s %-20s %s\n", k.key, k.typ, k.short)
+// parseMode reads a --mode flag: one of the modes of runtime.ConfigKeys, or an error that lists them and names
+// the closest.
+func parseMode(s string) (runtime.Mode, error) {
+	key, _ := runtime.LookupConfigKey("mode")
+	for _, m := range key.Values {
+		if s == m {
+			return runtime.Mode(s), nil
+		}
 	}
-	fmt.Fprintf(&b, "%s (true, false or an object of):\n", runtime.ToolSearchKey)
-	for _, k := range runtime.ConfigKeys() {
-		fmt.Fprintf(&b, "  %-20s %-8s default %-12s range %s\n", k.Name, k.Type, k.DefaultText(), k.RangeText()+unitOf(k))
-	}
-	fmt.Fprintf(&b, "%s.<name> (an object; \"command\" or \"url\" is required):\n", upstream.ConfigKey)
-	fields := serverFields()
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		expected, _ := describeType(fields[name])
-		fmt.Fprintf(&b, "  %-20s %s\n", name, expected)
-	}
-	io.WriteString(w, b.String())
-}
-
-func unitOf(k runtime.ConfigKey) string {
-	if k.Unit == "" {
-		return ""
-	}
-	return " " + k.Unit
+	best, _ := suggest.Closest(s, key.Values)
+	return "", fmt.Errorf("--mode must be one of %s (got %q; did you mean %q?)", strings.Join(key.Values, ", "), s, best)
 }

@@ -199,7 +199,7 @@ func TestConfigMistakes(t *testing.T) {
 		{"server field misspelt", "", []string{"set", "mcpServers.mem", `{comand: "npx"}`}, exitFailure,
 			[]string{`"comand" is not a field: did you mean "command"?`}, false},
 		{"server field of the wrong type", "", []string{"set", "mcpServers.mem", `{command: "npx", args: "-y"}`}, exitFailure,
-			[]string{`mcpServers.mem.args must be an array of strings, for example ["-y", "package"] (got "-y")`}, false},
+			[]string{`mcpServers.mem.args must be an array of strings, not one string: write ["-y"]`}, false},
 		{"server not an object", "", []string{"set", "mcpServers.mem", `"npx"`}, exitFailure,
 			[]string{`mcpServers.mem must be a server object with "command" or "url"`}, false},
 		{"server with both", "", []string{"set", "mcpServers.mem", `{command: "npx", url: "https://x.example/mcp"}`}, exitFailure,

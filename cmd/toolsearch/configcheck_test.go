@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/config"
 )
 
 // writeConfig writes content to a fresh config file and returns its path.
@@ -96,14 +98,14 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeConfig(t, tt.file)
-			lc, err := loadConfig(path)
+			lc, err := config.Load(t.Context(), path)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Equal(t, path+": "+tt.err, err.Error())
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.warnings, lc.warnings)
+			assert.Equal(t, tt.warnings, lc.Warnings)
 		})
 	}
 }
@@ -182,11 +184,11 @@ func TestConcurrentConfigSetsAllLand(t *testing.T) {
 	for i := range n {
 		require.Equal(t, exitOK, codes[i], errs[i])
 	}
-	lc, err := loadConfig(path)
+	lc, err := config.Load(t.Context(), path)
 	require.NoError(t, err)
-	assert.Len(t, lc.servers.Servers, n, "every set landed")
+	assert.Len(t, lc.Servers.Servers, n, "every set landed")
 	for i := range n {
-		assert.Equal(t, fmt.Sprintf("server-%d", i), lc.servers.Servers[fmt.Sprintf("s%02d", i)].Command)
+		assert.Equal(t, fmt.Sprintf("server-%d", i), lc.Servers.Servers[fmt.Sprintf("s%02d", i)].Command)
 	}
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -233,7 +235,7 @@ func TestConcurrentConfigSetsFromProcessesAllLand(t *testing.T) {
 	for i := range n {
 		require.NoError(t, errs[i], "%s", outs[i])
 	}
-	lc, err := loadConfig(path)
+	lc, err := config.Load(t.Context(), path)
 	require.NoError(t, err)
-	assert.Len(t, lc.servers.Servers, n, "every process's set landed")
+	assert.Len(t, lc.Servers.Servers, n, "every process's set landed")
 }

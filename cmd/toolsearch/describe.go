@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -91,7 +92,7 @@ func startCatalogRun(ctx context.Context, f *catalogFlags, tools []catalog.Tool,
 	cfg := runtime.Config{Enabled: true, Mode: runtime.ModeTools}
 	if lc := f.source.config; lc != nil {
 		// A changed pinned definition is held here as it is in mcp serve, and approvals wait as long.
-		cfg.PinFile, cfg.ApprovalTimeoutMs = lc.toolSearch.PinFile, lc.toolSearch.ApprovalTimeoutMs
+		cfg.PinFile, cfg.ApprovalTimeoutMs = lc.ToolSearch.PinFile, lc.ToolSearch.ApprovalTimeoutMs
 	}
 	tel := providersFrom(ctx)
 	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg, Policy: f.source.policy, Approver: approver,
@@ -217,9 +218,9 @@ func executeTool(ctx context.Context, f *catalogFlags, prepare func([]catalog.To
 	var approver func(*toolSource) (runtime.Approver, func())
 	if control == runtime.ToolCallName {
 		approver = func(s *toolSource) (runtime.Approver, func()) {
-			var pc *policyConfig
+			var pc *config.Origins
 			if s.config != nil {
-				pc = s.config.pc
+				pc = s.config.Origins
 			}
 			return newCLIApprover(ctx, cmd, f.yes, s.policy, pc, stderr)
 		}

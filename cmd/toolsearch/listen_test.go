@@ -30,6 +30,11 @@ func TestListenAddr(t *testing.T) {
 		{flag: ":8931", addr: ":8931"},
 		{flag: "8931", err: "--http 8931 has no host: write 127.0.0.1:8931 to serve this machine only, or :8931 to " +
 			"listen on every interface (which needs a token)"},
+		{flag: "localhost:abc", err: `--http localhost:abc: the port "abc" is not a number from 0 to 65535: write ` +
+			`localhost:8931`},
+		{flag: ":http", err: `--http :http: the port "http" is not a number from 0 to 65535: write 127.0.0.1:8931`},
+		{flag: "127.0.0.1:70000", err: `--http 127.0.0.1:70000: the port "70000" is not a number from 0 to 65535: ` +
+			`write 127.0.0.1:8931`},
 		{flag: "http://localhost:8931", err: `--http "http://localhost:8931" is not a listen address: want HOST:PORT, ` +
 			`for example 127.0.0.1:8931`},
 	} {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/mcp/front"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
@@ -148,7 +149,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return mcpUsageError(stderr, err.Error())
 	}
 	if fs.NArg() > 0 {
-		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		arg := fs.Arg(0)
+		if ext := strings.ToLower(filepath.Ext(arg)); ext == ".json" || ext == ".json5" || ext == ".jsonc" {
+			return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q: to serve the servers of a config file, "+
+				"write --config %s", arg, arg))
+		}
+		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", arg))
 	}
 	if *modeFlag != "" {
 		mode, err := parseMode(*modeFlag)
@@ -176,12 +182,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	path := *configPath
 	if path == "" {
 		var err error
-		if path, err = runtime.DefaultConfigPath(os.Getenv); err != nil {
+		if path, err = config.DefaultPath(os.Getenv); err != nil {
 			fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 			return exitFailure
 		}
 	}
-	lc, err := loadServeConfig(path)
+	lc, err := config.Load(ctx, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
@@ -190,8 +196,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %v\n", err)
 		return exitFailure
 	}
-	printWarnings(stderr, "toolsearch mcp serve: "+path, lc.warnings)
-	servers, tsConfig := lc.servers, lc.toolSearch
+	printWarnings(stderr, "toolsearch mcp serve: "+path, lc.Warnings)
+	servers, tsConfig := lc.Servers, lc.ToolSearch
 	if sf.mode != "" {
 		if sf.mode != tsConfig.Mode {
 			fmt.Fprintf(stderr, "toolsearch mcp serve: --mode %s overrides the mode of %s (%s)\n", sf.mode, path, tsConfig.Mode)
@@ -204,24 +210,24 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// With tools.profiles every request needs one of the profiles' tokens, which guard the address as --token
 	// would.
-	if sf.httpAddr != "" && sf.token == "" && len(lc.profiles) == 0 && !front.IsLoopbackAddr(sf.httpAddr) {
+	if sf.httpAddr != "" && sf.token == "" && len(lc.Profiles) == 0 && !front.IsLoopbackAddr(sf.httpAddr) {
 		fmt.Fprintf(stderr, "toolsearch mcp serve: --http %s can be reached from other machines, and every tool of every "+
 			"server would be theirs: set a bearer token that clients must send (%s=<a long random secret>, or --token), "+
 			"or listen on a loopback address such as 127.0.0.1:%s\n", sf.httpAddr, tokenEnv, portOf(sf.httpAddr))
 		return exitUsage
 	}
 	switch {
-	case len(lc.profiles) > 0 && sf.httpAddr != "":
-		if err := resolveProfileTokens(lc.profiles, os.Getenv); err != nil {
+	case len(lc.Profiles) > 0 && sf.httpAddr != "":
+		if err := config.ResolveProfileTokens(lc.Profiles, os.Getenv); err != nil {
 			fmt.Fprintf(stderr, "toolsearch mcp serve: %s: %v\n", path, err)
 			return exitFailure
 		}
-		for _, p := range lc.profiles {
+		for _, p := range lc.Profiles {
 			if p.Token == sf.token {
 				// The default token would have two policies; say which variables clash, never the token.
 				fmt.Fprintf(stderr, "toolsearch mcp serve: %s: %s ($%s) holds the same token as --token or $%s: a "+
 					"request's token must decide its profile\n", path,
-					runtime.FormatConfigKey("tools", policyProfilesKey, p.Name, "token"), p.TokenEnv, tokenEnv)
+					config.FormatKey("tools", config.ProfilesKey, p.Name, "token"), p.TokenEnv, tokenEnv)
 				return exitFailure
 			}
 		}
@@ -234,15 +240,18 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "toolsearch mcp serve: note: %s the server's own token, and none is set (%s or "+
 				"--token): a profile's token does not open them, so they refuse every request\n", endpoints, tokenEnv)
 		}
-	case len(lc.profiles) > 0:
+	case len(lc.Profiles) > 0:
 		// Profiles are chosen by a request's bearer token, and standard input has none: its one client is the
 		// person who started it. Their variables need not be set here (a client's config file may be shared with
 		// an HTTP deployment).
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles apply to --http clients by their token; on stdio "+
 			"the client gets tools.allow, tools.deny and tools.ask\n", path)
 	}
-	return serveMCP(ctx, lc, tsConfig, sf, stdin, stdout, stderr)
+	return serve(ctx, lc, tsConfig, sf, stdin, stdout, stderr)
 }
+
+// serve is serveMCP; a test replaces it to see what the command hands the runtime and the front.
+var serve = serveMCP
 
 // defaultHTTPPort is the port of --http when the address names only a host.
 const defaultHTTPPort = "8931"
@@ -252,7 +261,14 @@ const defaultHTTPPort = "8931"
 // never "every interface"). A port alone is refused, since it could mean this machine or every interface and
 // the two differ in who can reach every tool.
 func listenAddr(flag string) (addr, note string, err error) {
-	if _, _, err := net.SplitHostPort(flag); err == nil {
+	if host, port, err := net.SplitHostPort(flag); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" {
+			if host == "" {
+				host = "127.0.0.1"
+			}
+			return "", "", fmt.Errorf("--http %s: the port %q is not a number from 0 to 65535: write %s", flag, port,
+				net.JoinHostPort(host, defaultHTTPPort))
+		}
 		return flag, "", nil
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(flag, "["), "]")
@@ -277,21 +293,6 @@ func portOf(addr string) string {
 		return port
 	}
 	return "8931"
-}
-
-// loadServeConfig reads the servers and tools.toolSearch from one file, and says which mode the file asks for.
-// A file without tools.toolSearch serves code mode, since putting Tool Search in front of the servers is what
-// `mcp serve` is for; toolSearch: false (or enabled: false, or mode: "off") serves them directly, as a plain
-// proxy.
-func loadServeConfig(path string) (*loadedConfig, error) {
-	lc, err := loadConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	if !lc.toolSearchSet {
-		lc.toolSearch.Enabled, lc.toolSearch.Mode = true, runtime.ModeCode
-	}
-	return lc, nil
 }
 
 // selfReferences finds servers that would run this very binary as `mcp serve`: easy to get by pointing --config
@@ -324,9 +325,9 @@ func selfReferences(cfg *upstream.Config) []string {
 	return names
 }
 
-func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serveFlags,
+func serveMCP(ctx context.Context, lc *config.Config, cfg runtime.Config, sf serveFlags,
 	stdin io.Reader, stdout, stderr io.Writer) int {
-	servers := lc.servers
+	servers := lc.Servers
 	level := slog.LevelWarn
 	srcOpts := &upstream.Options{Progress: stderr, ChildEnv: childEnv()}
 	if sf.verbose {
@@ -357,7 +358,7 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	// call the policy asks about is put to the user of the client that made it (the front's approver for the
 	// client's runs), or blocked with a message saying how to allow the tool when the client cannot ask.
 	rtOpts := &runtime.Options{Config: cfg, Logger: logger, SandboxFactory: serveSandbox(cfg),
-		SandboxInBackground: serveInBackground, Policy: lc.policy,
+		SandboxInBackground: serveInBackground, Policy: lc.Policy,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, TraceContent: captureContent()}
 	if sf.sessionLogs != "" {
 		logs, err := runtime.NewSessionLogDir(sf.sessionLogs)
@@ -388,7 +389,7 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	fopts := &front.ServerOptions{Version: version, Logger: logger, BearerToken: sf.token, AllowedOrigins: sf.origins,
 		ApprovalHint: serveApprovalHint(lc), TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider}
 	if sf.httpAddr != "" {
-		for _, p := range lc.profiles {
+		for _, p := range lc.Profiles {
 			fopts.Profiles = append(fopts.Profiles, front.Profile{Name: p.Name, Token: p.Token, Policy: p.Policy})
 		}
 	}
@@ -459,8 +460,8 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 
 // warnUnmatched names the policy's selectors that match no tool, once every server has started or failed (a
 // server still starting may yet bring the tool a selector names), or never if serving ends first.
-func warnUnmatched(src *upstream.Source, lc *loadedConfig, stderr io.Writer, serving <-chan struct{}) {
-	if lc.policy == nil && len(lc.profiles) == 0 {
+func warnUnmatched(src *upstream.Source, lc *config.Config, stderr io.Writer, serving <-chan struct{}) {
+	if lc.Policy == nil && len(lc.Profiles) == 0 {
 		return
 	}
 	for {
@@ -480,11 +481,11 @@ func warnUnmatched(src *upstream.Source, lc *loadedConfig, stderr io.Writer, ser
 	}
 	tools := src.Tools()
 	var warnings []string
-	if lc.policy != nil {
-		warnings = lc.pc.unmatchedWarnings(lc.policy, "", tools)
+	if lc.Policy != nil {
+		warnings = lc.Origins.UnmatchedWarnings(lc.Policy, "", tools)
 	}
-	for _, p := range lc.profiles {
-		for _, w := range lc.pc.unmatchedWarnings(p.Policy, p.Name, tools) {
+	for _, p := range lc.Profiles {
+		for _, w := range lc.Origins.UnmatchedWarnings(p.Policy, p.Name, tools) {
 			if !slices.Contains(warnings, w) {
 				warnings = append(warnings, w)
 			}

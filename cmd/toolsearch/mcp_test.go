@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/mcp/front"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
@@ -117,6 +118,8 @@ func TestMCPCommandUsage(t *testing.T) {
 		{"bad mode", []string{"mcp", "serve", "--config", cfg, "--mode", "tols"}, `--mode must be one of code, tools, directory, off (got "tols"; did you mean "tools"?)`},
 		{"unknown flag", []string{"mcp", "serve", "--port", "1"}, "flag provided but not defined"},
 		{"stray argument", []string{"mcp", "serve", "--config", cfg, "extra"}, `unexpected argument "extra"`},
+		{"config file without --config", []string{"mcp", "serve", "config.json5"},
+			`unexpected argument "config.json5": to serve the servers of a config file, write --config config.json5`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,14 +170,14 @@ func TestLoadServeConfigMode(t *testing.T) {
 		{`{"tools": {"toolSearch": {"enabled": false, "mode": "tools", "codeTimeoutMs": 2000}}}`, runtime.ModeOff, false},
 	}
 	for _, tc := range tests {
-		lc, err := loadServeConfig(writeFile(t, "c.json", tc.file))
+		lc, err := config.Load(t.Context(), writeFile(t, "c.json", tc.file))
 		require.NoError(t, err, tc.file)
-		assert.Equal(t, tc.enabled, lc.toolSearch.Enabled, tc.file)
-		assert.Equal(t, tc.want, lc.toolSearch.Mode, tc.file)
+		assert.Equal(t, tc.enabled, lc.ToolSearch.Enabled, tc.file)
+		assert.Equal(t, tc.want, lc.ToolSearch.Mode, tc.file)
 	}
-	lc, err := loadServeConfig(writeFile(t, "c.json", `{"tools": {"toolSearch": {"codeTimeoutMs": 2000}}}`))
+	lc, err := config.Load(t.Context(), writeFile(t, "c.json", `{"tools": {"toolSearch": {"codeTimeoutMs": 2000}}}`))
 	require.NoError(t, err)
-	assert.Equal(t, 2000, lc.toolSearch.CodeTimeoutMs, "the file's limits apply")
+	assert.Equal(t, 2000, lc.ToolSearch.CodeTimeoutMs, "the file's limits apply")
 }
 
 // lockedBuffer collects the stderr of a command running in another goroutine.

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -14,7 +15,7 @@ import (
 // runtime with the limits of the source's config, and prints the text the model would get, byte for byte, and a
 // newline. A search the runtime refuses prints the refusal the model would read, and fails.
 func searchModelView(ctx context.Context, source toolSource, tools []catalog.Tool, query string, limit int, stdout, stderr io.Writer) int {
-	cfg, err := modelViewConfig(source)
+	cfg, err := modelViewConfig(ctx, source)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch search: %v\n", err)
 		return exitFailure
@@ -51,15 +52,15 @@ func searchModelView(ctx context.Context, source toolSource, tools []catalog.Too
 
 // modelViewConfig is tools.toolSearch of the --mcp-config file, read as `mcp serve --config` reads it, or the
 // defaults for a catalog file; always in tools mode.
-func modelViewConfig(source toolSource) (runtime.Config, error) {
+func modelViewConfig(ctx context.Context, source toolSource) (runtime.Config, error) {
 	if source.mcpConfigPath == "" {
 		return runtime.Config{Enabled: true, Mode: runtime.ModeTools}, nil
 	}
-	lc, err := loadServeConfig(source.mcpConfigPath)
+	lc, err := config.Load(ctx, source.mcpConfigPath)
 	if err != nil {
 		return runtime.Config{}, err
 	}
-	cfg := lc.toolSearch
+	cfg := lc.ToolSearch
 	cfg.Enabled, cfg.Mode = true, runtime.ModeTools
 	return cfg, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -61,7 +62,7 @@ func runPins(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	path := *file
 	if path == "" {
-		if path, err = pinFileFromConfig(stderr, *configPath); err != nil {
+		if path, err = pinFileFromConfig(ctx, stderr, *configPath); err != nil {
 			fmt.Fprintf(stderr, "toolsearch pins %s: %v\n", sub, err)
 			return exitFailure
 		}
@@ -116,23 +117,23 @@ func forgetPins(ctx context.Context, stdout, stderr io.Writer, pins *runtime.Pin
 
 // pinFileFromConfig reads tools.toolSearch.pinFile from the config file, loaded and checked as every command loads
 // it (its clamp warnings go to stderr).
-func pinFileFromConfig(stderr io.Writer, path string) (string, error) {
+func pinFileFromConfig(ctx context.Context, stderr io.Writer, path string) (string, error) {
 	var err error
 	if path == "" {
-		if path, err = runtime.DefaultConfigPath(os.Getenv); err != nil {
+		if path, err = config.DefaultPath(os.Getenv); err != nil {
 			return "", err
 		}
 	}
-	lc, err := loadConfig(path)
+	lc, err := config.Load(ctx, path)
 	if err != nil {
 		return "", err
 	}
-	printWarnings(stderr, "toolsearch pins: "+path, lc.warnings)
-	if lc.toolSearch.PinFile == "" {
+	printWarnings(stderr, "toolsearch pins: "+path, lc.Warnings)
+	if lc.ToolSearch.PinFile == "" {
 		return "", fmt.Errorf("%s sets no tools.toolSearch.pinFile, so nothing is pinned (give --file, or turn "+
 			"pinning on with `toolsearch config set tools.toolSearch.pinFile ~/.config/toolsearch/pins.json`)", path)
 	}
-	return lc.toolSearch.PinFile, nil
+	return lc.ToolSearch.PinFile, nil
 }
 
 func pinsUsageError(stderr io.Writer, msg string) int {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -41,7 +42,7 @@ func TestPinsCommand(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 
 	// A runtime with that config pins a tool on its first call.
-	f, err := runtime.LoadConfigFile(configPath)
+	f, err := config.LoadFile(configPath)
 	require.NoError(t, err)
 	cfg, err := f.ToolSearch()
 	require.NoError(t, err)

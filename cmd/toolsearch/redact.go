@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
@@ -14,7 +15,7 @@ import (
 var secretPaths = [][]string{
 	{upstream.ConfigKey, "", "headers", ""},
 	{upstream.ConfigKey, "", "env", ""},
-	{"tools", policyProfilesKey, "", "token"},
+	{"tools", config.ProfilesKey, "", "token"},
 }
 
 // envOnly is a value whose secret is all in the environment: one or more ${NAME}, optionally after a scheme
@@ -22,7 +23,7 @@ var secretPaths = [][]string{
 var envOnly = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]* )?(\$\{[A-Za-z_][A-Za-z0-9_]*\})+$`)
 
 // redactConfigText hides the secrets in text, the value found at path of the config file as
-// runtime.ConfigFile.Show writes it (path nil is the whole file): every header and env value is replaced by
+// config.File.Show writes it (path nil is the whole file): every header and env value is replaced by
 // upstream.Redacted unless it only names environment variables. Everything else is kept byte for byte.
 func redactConfigText(path []string, text string) string {
 	if !slices.ContainsFunc(secretPaths, func(p []string) bool { return prefixMatch(path, p) }) {

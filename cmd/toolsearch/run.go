@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/hostfns"
 	"github.com/toolsearch/toolsearch/runtime"
 	"github.com/toolsearch/toolsearch/wasm"
@@ -93,7 +94,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "toolsearch run: needs exactly one script FILE or - for stdin (run `toolsearch run --help`)")
 		return exitUsage
 	}
-	cfg, lc, warnings, err := runLimits(*configPath, values)
+	cfg, lc, warnings, err := runLimits(ctx, *configPath, values)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch run: %v (run `toolsearch run --help`)\n", err)
 		return exitUsage
@@ -124,16 +125,16 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	var policy *catalog.Policy
-	var pc *policyConfig
+	var pc *config.Origins
 	if lc != nil {
-		policy, pc = lc.policy, lc.pc
+		policy, pc = lc.Policy, lc.Origins
 	}
-	if policy = withSession(policy, source.allow, source.deny); policy != nil {
+	if policy = config.WithSession(policy, source.allow, source.deny); policy != nil {
 		if err := policy.Validate(); err != nil {
 			fmt.Fprintf(stderr, "toolsearch run: --allow/--deny: %v\n", err)
 			return exitUsage
 		}
-		printWarnings(stderr, "toolsearch run", pc.unmatchedWarnings(policy, "", tools))
+		printWarnings(stderr, "toolsearch run", pc.UnmatchedWarnings(policy, "", tools))
 	}
 	approver, release := newCLIApprover(ctx, "run", *yes, policy, pc, stderr)
 	defer release()
@@ -156,16 +157,16 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 // runLimits resolves the limits of a run: tools.toolSearch of the config file (if any), then each flag, checked
 // by runtime.CheckConfig exactly as `config set` checks a value, so the ranges and messages are the config's.
-func runLimits(configPath string, values map[string]*string) (runtime.Config, *loadedConfig, []string, error) {
+func runLimits(ctx context.Context, configPath string, values map[string]*string) (runtime.Config, *config.Config, []string, error) {
 	base := runtime.DefaultConfig()
 	var warnings []string
-	var lc *loadedConfig
+	var lc *config.Config
 	if configPath != "" {
 		var err error
-		if lc, err = loadConfig(configPath); err != nil {
+		if lc, err = config.Load(ctx, configPath); err != nil {
 			return runtime.Config{}, nil, nil, err
 		}
-		base, warnings = lc.toolSearch, lc.warnings
+		base, warnings = lc.ToolSearch, lc.Warnings
 	}
 	raw, _ := json.Marshal(base) // resolved values, all in range: only the flags can warn below
 	var merged map[string]any

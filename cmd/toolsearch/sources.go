@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
 
@@ -22,7 +23,7 @@ type toolSource struct {
 	allow, deny []string
 	// config is the --mcp-config file once load has read it; policy is its policy with the Session layer of
 	// --allow and --deny.
-	config *loadedConfig
+	config *config.Config
 	policy *catalog.Policy
 }
 
@@ -77,9 +78,9 @@ func (s *toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.To
 		return nil, nil, err
 	}
 	if s.config != nil {
-		s.policy = s.config.policy
+		s.policy = s.config.Policy
 	}
-	s.policy = withSession(s.policy, s.allow, s.deny)
+	s.policy = config.WithSession(s.policy, s.allow, s.deny)
 	if s.policy == nil {
 		return tools, release, nil
 	}
@@ -87,11 +88,11 @@ func (s *toolSource) load(ctx context.Context, progress io.Writer) ([]catalog.To
 		release()
 		return nil, nil, fmt.Errorf("%w: --allow/--deny: %w", errToolUsage, err)
 	}
-	var pc *policyConfig
+	var pc *config.Origins
 	if s.config != nil {
-		pc = s.config.pc
+		pc = s.config.Origins
 	}
-	printWarnings(progress, "toolsearch: "+s.name(), pc.unmatchedWarnings(s.policy, "", tools))
+	printWarnings(progress, "toolsearch: "+s.name(), pc.UnmatchedWarnings(s.policy, "", tools))
 	kept := tools[:0]
 	for _, t := range tools {
 		if s.policy.Allows(&t) {
@@ -116,16 +117,16 @@ func (s *toolSource) loadAll(ctx context.Context, progress io.Writer) ([]catalog
 		}
 		return tools, func() {}, nil
 	}
-	lc, err := loadConfig(s.mcpConfigPath)
+	lc, err := config.Load(ctx, s.mcpConfigPath)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.config = lc
-	printWarnings(progress, "toolsearch: "+s.mcpConfigPath, lc.warnings)
+	printWarnings(progress, "toolsearch: "+s.mcpConfigPath, lc.Warnings)
 	if err := checkNesting(os.Getenv); err != nil {
 		return nil, nil, err
 	}
-	skipSelfReferences(progress, "toolsearch: "+s.mcpConfigPath, lc.servers)
+	skipSelfReferences(progress, "toolsearch: "+s.mcpConfigPath, lc.Servers)
 	tel := providersFrom(ctx)
 	opts := &upstream.Options{Progress: progress, ChildEnv: childEnv(), StartTimeout: s.startTimeout,
 		TracerProvider: tel.tp, MeterProvider: tel.mp}
@@ -134,7 +135,7 @@ func (s *toolSource) loadAll(ctx context.Context, progress io.Writer) ([]catalog
 		ctx, cancel = context.WithTimeout(ctx, s.startTimeout)
 		defer cancel()
 	}
-	src, err := upstream.New(ctx, lc.servers, opts)
+	src, err := upstream.New(ctx, lc.Servers, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/mcp/front"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 	"github.com/toolsearch/toolsearch/runtime"
@@ -13,16 +14,16 @@ import (
 // ExampleNewServer serves Tool Search over the servers of a config on stdio, as `toolsearch mcp serve` does.
 func ExampleNewServer() {
 	ctx := context.Background()
-	cfg, err := upstream.LoadConfig("config.json")
+	cfg, err := config.Load(ctx, "config.json")
 	if err != nil {
 		log.Fatal(err)
 	}
-	src, err := upstream.New(ctx, cfg, &upstream.Options{Progress: os.Stderr}) // never stdout: it carries the protocol
+	src, err := upstream.New(ctx, cfg.Servers, &upstream.Options{Progress: os.Stderr}) // never stdout: it carries the protocol
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer src.Close(ctx)
-	rt, err := runtime.New(ctx, &runtime.Options{Config: runtime.Config{Enabled: true, Mode: runtime.ModeTools}})
+	rt, err := runtime.New(ctx, &runtime.Options{Config: cfg.ToolSearch, Policy: cfg.Policy})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
@@ -16,13 +15,6 @@ func boolPtr(b bool) *bool { return &b }
 
 // annotatedServer has a read-only tool and a destructive one, as real servers annotate them.
 func annotatedServer() *fakeServer { return &fakeServer{mcptest.NewAnnotatedServer()} }
-
-func TestParseTrusted(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`{"mcpServers": {"docs": {"command": "docs-server", "trusted": true}, "web": {"command": "web"}}}`))
-	require.NoError(t, err)
-	assert.True(t, cfg.Servers["docs"].Trusted)
-	assert.False(t, cfg.Servers["web"].Trusted)
-}
 
 // A server that changes a tool's annotations has changed the tool: consumers rebuild.
 func TestAnnotationChangeIsAChange(t *testing.T) {

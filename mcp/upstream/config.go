@@ -1,23 +1,20 @@
 package upstream
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
-
-	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// ConfigKey is the key of the servers section in a config file, in the shape Claude Desktop, Cursor and most MCP
+// ConfigKey is the key of the servers section in a config file (read by package config), in the shape Claude Desktop, Cursor and most MCP
 // clients use, so an existing section can be pasted as it is.
 const ConfigKey = "mcpServers"
 
-// Config lists the MCP servers whose tools become a catalog source.
+// Config lists the MCP servers whose tools become a catalog source. Package config reads it from a config file
+// (config.Load), checked; a program may also build it in Go.
 type Config struct {
 	// Servers by name. The name becomes the source name of the server's tools (made safe: see
 	// catalog.SafeMCPNames), so "github" gives ids like mcp:github:create_issue.
@@ -35,7 +32,7 @@ type ServerConfig struct {
 	// LOGNAME, the locale, TMPDIR, the XDG directories, proxies and CA certificates; nothing else of toolsearch's
 	// environment reaches a server). "${NAME}" in a value is replaced by the variable NAME of toolsearch's
 	// environment when the server starts ({"GITHUB_TOKEN": "${GITHUB_TOKEN}"} passes one on); one that is not set
-	// fails the start, naming it.
+	// fails the start, naming it. "${NAME:-default}" gives default when NAME is unset or empty.
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the child's working directory; empty means toolsearch's.
 	Cwd string `json:"cwd,omitempty"`
@@ -110,56 +107,6 @@ const (
 
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("mcp config")
-
-// ParseConfig reads a config document: a JSON5 object (JSON plus comments, trailing commas, unquoted keys: the format
-// of toolsearch's config file), whose "mcpServers" object lists the servers. Other keys are ignored, so the same file
-// can hold tools.toolSearch. A document without "mcpServers" has no servers. The result is validated.
-func ParseConfig(data []byte) (*Config, error) {
-	f, err := runtime.ParseConfigFile("", data)
-	if err != nil {
-		// The runtime names the file; ours has no name here (LoadConfig adds the path).
-		return nil, fmt.Errorf("%w: %s", ErrConfig, strings.TrimPrefix(err.Error(), "config : "))
-	}
-	raw, ok, err := f.Get(ConfigKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	cfg := &Config{Servers: map[string]ServerConfig{}}
-	if !ok {
-		return cfg, nil
-	}
-	var servers map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &servers); err != nil {
-		return nil, fmt.Errorf("%w: %s must be an object of servers: %w", ErrConfig, ConfigKey, err)
-	}
-	for name, rawServer := range servers {
-		var sc ServerConfig
-		// Unknown keys are tolerated: clients add their own ("autoApprove", "timeout", ...) and the file is
-		// shared with them.
-		if err := json.Unmarshal(rawServer, &sc); err != nil {
-			return nil, fmt.Errorf("%w: server %q is not a server object: %w", ErrConfig, name, err)
-		}
-		cfg.Servers[name] = sc
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
-// LoadConfig reads and parses a config file. Unlike toolsearch's own config file, a missing file is an error:
-// a server list is never created empty by accident.
-func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
-}
 
 // Validate reports every problem of the config at once, each naming its server.
 func (c *Config) Validate() error {

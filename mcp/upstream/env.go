@@ -58,7 +58,7 @@ func inherited(environ []string, goos string) []string {
 	return out
 }
 
-// expandEnv resolves the ${NAME} references of a server's env values from toolsearch's environment (lookup is
+// expandEnv resolves the ${NAME} (and ${NAME:-default}) references of a server's env values from toolsearch's environment (lookup is
 // os.LookupEnv outside tests), so that a variable the server needs is passed on by name, never written into the
 // config file. A reference to a variable that is not set fails the start, naming it; a value is never quoted,
 // since it may be a secret.
@@ -70,8 +70,7 @@ func expandEnv(env map[string]string, lookup func(string) (string, bool)) (map[s
 	for _, name := range slices.Sorted(maps.Keys(env)) {
 		var missing error
 		out[name] = envRef.ReplaceAllStringFunc(env[name], func(ref string) string {
-			variable := ref[2 : len(ref)-1]
-			v, ok := lookup(variable)
+			variable, v, ok := resolveRef(ref, lookup)
 			if !ok && missing == nil {
 				missing = fmt.Errorf("env %q: environment variable %s is not set", name, variable)
 			}

@@ -28,6 +28,12 @@ func TestExpandEnv(t *testing.T) {
 	assert.Equal(t, map[string]string{"GITHUB_TOKEN": "ghp_abc", "AUTH": "token ghp_abc", "PLAIN": "$HOME", "E": ""}, got)
 	_, err = expandEnv(map[string]string{"KEY": "${UNSET_VARIABLE_X}"}, lookup)
 	require.EqualError(t, err, `env "KEY": environment variable UNSET_VARIABLE_X is not set`)
+
+	// Claude Code's ${NAME:-default}: the default when NAME is unset or empty, NAME's value otherwise.
+	got, err = expandEnv(map[string]string{"UNSET": "${UNSET_VARIABLE_X:-fallback}", "EMPTY": "${EMPTY:-d}",
+		"SET": "${GITHUB_TOKEN:-d}", "NONE": "${UNSET_VARIABLE_X:-}", "PATHS": "${UNSET_VARIABLE_X:-/a:/b}/c"}, lookup)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"UNSET": "fallback", "EMPTY": "d", "SET": "ghp_abc", "NONE": "", "PATHS": "/a:/b/c"}, got)
 }
 
 // A server started as a child sees the base set, its own env and nothing else of toolsearch's environment: not

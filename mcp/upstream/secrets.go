@@ -22,8 +22,21 @@ const Redacted = "[redacted]"
 // toolsearch never prints header values itself.
 const minScrubBytes = 8
 
-// envRef matches one ${NAME} reference in a header value.
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// envRef matches one ${NAME} reference in an env or header value, or ${NAME:-default} (Claude Code's and the
+// shell's form: the default when NAME is unset or empty).
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+
+// resolveRef resolves one match of envRef: the variable's value, or the reference's default when the variable is
+// unset or empty. ok is false when the variable is unset and there is no default.
+func resolveRef(ref string, lookup func(string) (string, bool)) (variable, value string, ok bool) {
+	m := envRef.FindStringSubmatch(ref)
+	variable = m[1]
+	value, ok = lookup(variable)
+	if def, hasDefault := strings.CutPrefix(m[2], ":-"); hasDefault && value == "" {
+		return variable, def, true
+	}
+	return variable, value, ok
+}
 
 // checkHeader validates one configured header. Its messages never quote the value: it may be a secret.
 func checkHeader(name, value string) error {
@@ -65,8 +78,7 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 		template := headers[name]
 		var missing error
 		value := envRef.ReplaceAllStringFunc(template, func(ref string) string {
-			variable := ref[2 : len(ref)-1]
-			v, ok := lookup(variable)
+			variable, v, ok := resolveRef(ref, lookup)
 			switch {
 			case !ok && missing == nil:
 				missing = fmt.Errorf("header %q: environment variable %s is not set", name, variable)

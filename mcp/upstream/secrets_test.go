@@ -23,6 +23,7 @@ func TestExpandHeaders(t *testing.T) {
 		"X-Static":      "token static-credential",
 		"X-Flag":        "${SHORT}",
 		"X-Dollar":      "costs $5",
+		"X-Default":     "${MISSING:-anonymous}",
 	}, lookup)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
@@ -30,16 +31,18 @@ func TestExpandHeaders(t *testing.T) {
 		"X-Static":      "token static-credential",
 		"X-Flag":        "on",
 		"X-Dollar":      "costs $5",
+		"X-Default":     "anonymous",
 	}, headers)
 	var got []string
 	for _, s := range secrets {
 		got = append(got, string(s))
 	}
 	assert.ElementsMatch(t, []string{"Bearer ghp_0123456789abcdef", "ghp_0123456789abcdef",
-		"token static-credential", "static-credential", "costs $5"}, got, "values under 8 bytes are not scrubbed")
+		"token static-credential", "static-credential", "costs $5", "anonymous"}, got, "values under 8 bytes are not scrubbed")
 
 	for _, tc := range []struct{ value, want string }{
 		{"Bearer ${MISSING}", `header "H": environment variable MISSING is not set`},
+		{"${MISSING:-}", `header "H": environment variable MISSING is empty`},
 		{"${EMPTY}", `header "H": environment variable EMPTY is empty`},
 		{"${BAD}", `header "H": environment variable BAD contains a line break or NUL`},
 	} {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runtime
+package filelock
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// tryLockFile takes an exclusive advisory lock on f without waiting. busy reports that another open file
-// description holds it (another process, or another PinFile or ConfigFile of this one), so the caller waits
+// tryLock takes an exclusive advisory lock on f without waiting. busy reports that another open file
+// description holds it (another process, or another pin or config file of this process), so the caller waits
 // and retries on its own clock instead of sleeping in flock outside any deadline.
-func tryLockFile(f *os.File) (busy bool, err error) {
+func tryLock(f *os.File) (busy bool, err error) {
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if !errors.Is(err, syscall.EINTR) {
@@ -24,4 +24,4 @@ func tryLockFile(f *os.File) (busy bool, err error) {
 	return false, err
 }
 
-func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

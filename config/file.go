@@ -1,4 +1,4 @@
-package runtime
+package config
 
 import (
 	"bytes"
@@ -14,66 +14,65 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolsearch/toolsearch/internal/filelock"
 	"github.com/toolsearch/toolsearch/internal/json5"
+	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// ToolSearchKey is the config key of Tool Search, in the dotted form `toolsearch config` takes.
-const ToolSearchKey = "tools.toolSearch"
+// PathEnv names the environment variable that overrides the default config file path.
+const PathEnv = "TOOLSEARCH_CONFIG"
 
-// ConfigPathEnv names the environment variable that overrides the default config file path.
-const ConfigPathEnv = "TOOLSEARCH_CONFIG"
-
-// DefaultConfigPath is where the config file lives when no --config flag is given: $TOOLSEARCH_CONFIG, else
+// DefaultPath is where the config file lives when no --config flag is given: $TOOLSEARCH_CONFIG, else
 // $XDG_CONFIG_HOME/toolsearch/config.json, else ~/.config/toolsearch/config.json (the XDG default). getenv is
 // os.Getenv in production and a map lookup in tests.
-func DefaultConfigPath(getenv func(string) string) (string, error) {
-	if p := getenv(ConfigPathEnv); p != "" {
+func DefaultPath(getenv func(string) string) (string, error) {
+	if p := getenv(PathEnv); p != "" {
 		return p, nil
 	}
 	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		home := getenv("HOME")
 		if home == "" {
-			return "", errors.New("no config path: set --config, $" + ConfigPathEnv + ", $XDG_CONFIG_HOME or $HOME")
+			return "", errors.New("no config path: set --config, $" + PathEnv + ", $XDG_CONFIG_HOME or $HOME")
 		}
 		dir = filepath.Join(home, ".config")
 	}
 	return filepath.Join(dir, "toolsearch", "config.json"), nil
 }
 
-// ConfigFile is a config file in JSON5 (JSON plus comments, trailing commas, unquoted keys, single-quoted
+// File is a config file in JSON5 (JSON plus comments, trailing commas, unquoted keys, single-quoted
 // strings, hexadecimal numbers, Infinity and NaN: the format OpenClaw's own examples are written in), loaded for
 // reading and for editing in place. Set changes the bytes of one value and nothing else, or adds a member in the
-// file's own style; Save writes the file back. A ConfigFile is not safe for concurrent use.
-type ConfigFile struct {
+// file's own style; Save writes the file back. A File is not safe for concurrent use.
+type File struct {
 	path   string
 	src    []byte
 	root   *json5.Value
 	exists bool
 }
 
-// LoadConfigFile reads path. A missing file is not an error: it loads as an empty object, Exists reports false,
+// LoadFile reads path. A missing file is not an error: it loads as an empty object, Exists reports false,
 // and Save creates it. A command that only reads should treat a missing file as an error (see Exists).
-func LoadConfigFile(path string) (*ConfigFile, error) {
+func LoadFile(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		f, _ := ParseConfigFile(path, nil)
+		f, _ := ParseFile(path, nil)
 		f.exists = false
 		return f, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return ParseConfigFile(path, data)
+	return ParseFile(path, data)
 }
 
-// ParseConfigFile parses data as the content of the config file at path. A file with nothing but white space
+// ParseFile parses data as the content of the config file at path. A file with nothing but white space
 // and comments is an empty object.
-func ParseConfigFile(path string, data []byte) (*ConfigFile, error) {
+func ParseFile(path string, data []byte) (*File, error) {
 	if err := checkText(data); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	f := &ConfigFile{path: path, exists: true, src: bytes.Clone(data)}
+	f := &File{path: path, exists: true, src: bytes.Clone(data)}
 	if len(bytes.TrimSpace(data)) == 0 {
 		f.src = []byte("{}\n")
 	}
@@ -84,6 +83,9 @@ func ParseConfigFile(path string, data []byte) (*ConfigFile, error) {
 		root, err = json5.Parse(f.src)
 	}
 	if err != nil {
+		if hint := yamlHint(f.src); hint != "" {
+			return nil, fmt.Errorf("config %s: %w; %s", path, err, hint)
+		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	if root.Kind != json5.Object {
@@ -121,17 +123,17 @@ func onlyComments(src []byte) bool {
 }
 
 // Path is the file's path.
-func (f *ConfigFile) Path() string { return f.path }
+func (f *File) Path() string { return f.path }
 
 // Exists reports whether the file existed when it was loaded (or has been saved since).
-func (f *ConfigFile) Exists() bool { return f.exists }
+func (f *File) Exists() bool { return f.exists }
 
 // Bytes is the file's content as Save would write it.
-func (f *ConfigFile) Bytes() []byte { return bytes.Clone(f.src) }
+func (f *File) Bytes() []byte { return bytes.Clone(f.src) }
 
 // Get returns the value at a dotted key ("tools.toolSearch.mode") as standard JSON, comments removed, Infinity
 // and NaN written as null (as JavaScript's JSON.stringify does). ok is false when the key is not set.
-func (f *ConfigFile) Get(key string) (value json.RawMessage, ok bool, err error) {
+func (f *File) Get(key string) (value json.RawMessage, ok bool, err error) {
 	v, err := f.find(key)
 	if v == nil || err != nil {
 		return nil, false, err
@@ -142,7 +144,7 @@ func (f *ConfigFile) Get(key string) (value json.RawMessage, ok bool, err error)
 // Show returns the value at key as `toolsearch config get` prints it: indented JSON, comments removed, except
 // that Infinity, -Infinity and NaN are written as the file spells them (JSON5), not as null. ok is false when
 // the key is not set.
-func (f *ConfigFile) Show(key string) (text string, ok bool, err error) {
+func (f *File) Show(key string) (text string, ok bool, err error) {
 	v, err := f.find(key)
 	if v == nil || err != nil {
 		return "", false, err
@@ -151,28 +153,28 @@ func (f *ConfigFile) Show(key string) (text string, ok bool, err error) {
 }
 
 // find returns the value at key, or nil.
-func (f *ConfigFile) find(key string) (*json5.Value, error) {
-	path, err := SplitConfigKey(key)
+func (f *File) find(key string) (*json5.Value, error) {
+	path, err := SplitKey(key)
 	if err != nil {
 		return nil, err
 	}
 	return f.root.Find(path), nil
 }
 
-// ToolSearch resolves tools.toolSearch with ParseConfig.
-func (f *ConfigFile) ToolSearch() (Config, error) {
-	return ParseConfig(f.rawAt(ToolSearchKey))
+// ToolSearch resolves tools.toolSearch with runtime.ParseConfig.
+func (f *File) ToolSearch() (runtime.Config, error) {
+	return runtime.ParseConfig(f.rawAt(runtime.ToolSearchKey))
 }
 
-// CheckToolSearch resolves tools.toolSearch with CheckConfig: unknown keys and modes are errors too, and every
+// CheckToolSearch resolves tools.toolSearch with runtime.CheckConfig: unknown keys and modes are errors too, and every
 // clamped value has a warning.
-func (f *ConfigFile) CheckToolSearch() (Config, []string, error) {
-	return CheckConfig(f.rawAt(ToolSearchKey))
+func (f *File) CheckToolSearch() (runtime.Config, []string, error) {
+	return runtime.CheckConfig(f.rawAt(runtime.ToolSearchKey))
 }
 
 // rawAt returns the JSON5 text of the value at key (nil when unset), so that what JSON cannot spell (Infinity)
-// reaches ParseConfig as written.
-func (f *ConfigFile) rawAt(key string) json.RawMessage {
+// reaches runtime.ParseConfig as written.
+func (f *File) rawAt(key string) json.RawMessage {
 	v, _ := f.find(key)
 	if v == nil {
 		return nil
@@ -181,12 +183,12 @@ func (f *ConfigFile) rawAt(key string) json.RawMessage {
 }
 
 // Set sets the value at a dotted key, creating the objects on its path; value is JSON or JSON5. When the edit
-// touches tools.toolSearch, the result must pass CheckConfig; otherwise nothing changes and the error says why.
+// touches tools.toolSearch, the result must pass runtime.CheckConfig; otherwise nothing changes and the error says why.
 // The warnings name every value the runtime will clamp, and what to. Setting a key below tools.toolSearch while
 // it is true or false turns it into {enabled: <it>, ...}, so the edit does not silently switch Tool Search on
 // or off.
-func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, err error) {
-	path, err := SplitConfigKey(key)
+func (f *File) Set(key string, value json.RawMessage) (warnings []string, err error) {
+	path, err := SplitKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +210,7 @@ func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, 
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	next, err := ParseConfigFile(f.path, src)
+	next, err := ParseFile(f.path, src)
 	if err != nil {
 		return nil, err // an edit never makes a file unreadable; this is a bug if it happens
 	}
@@ -224,33 +226,33 @@ func (f *ConfigFile) Set(key string, value json.RawMessage) (warnings []string, 
 // Save writes the file atomically (a temporary file renamed over it), creating its directory. A symbolic link
 // (a config kept in a dotfiles repository) is written through to its target and stays a link. A new file is
 // private to the user, since config files tend to collect API keys; an existing one keeps its permissions.
-// Save takes no lock: to edit a file that other processes may edit too, use UpdateConfigFile.
-func (f *ConfigFile) Save() error {
-	target, err := resolveLink(f.path)
+// Save takes no lock: to edit a file that other processes may edit too, use UpdateFile.
+func (f *File) Save() error {
+	target, err := filelock.ResolveLink(f.path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := writeFileAtomic(f.path, f.src, 0o600); err != nil {
+	if err := filelock.WriteAtomic(f.path, f.src, 0o600); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	f.exists = true
 	return nil
 }
 
-// ErrConfigLocked is wrapped by UpdateConfigFile when another process held the config file's lock for longer
+// ErrLocked is wrapped by UpdateFile when another process held the config file's lock for longer
 // than a few seconds, or for as long as ctx allowed.
-var ErrConfigLocked = errors.New("config file locked by another process")
+var ErrLocked = errors.New("config file locked by another process")
 
-// UpdateConfigFile edits the config file at path under a lock (a lock file beside the file's target, as the
+// UpdateFile edits the config file at path under a lock (a lock file beside the file's target, as the
 // pin file has): it loads the file once the lock is held, calls edit, and saves the result when edit returns
 // nil, so edits made at the same time by several processes are applied one after the other and none is lost.
 // Waiting for the lock is bounded by ctx and a few seconds. An error from edit leaves the file untouched and is
 // returned as it is.
-func UpdateConfigFile(ctx context.Context, path string, edit func(*ConfigFile) error) error {
-	target, err := resolveLink(path)
+func UpdateFile(ctx context.Context, path string, edit func(*File) error) error {
+	target, err := filelock.ResolveLink(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -258,18 +260,18 @@ func UpdateConfigFile(ctx context.Context, path string, edit func(*ConfigFile) e
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "."+filepath.Base(target)+".lock"), lockTimeout)
-	if errors.Is(err, errLockBusy) {
+	unlock, err := filelock.Lock(ctx, filepath.Join(dir, "."+filepath.Base(target)+".lock"), lockTimeout)
+	if errors.Is(err, filelock.ErrBusy) {
 		if ctx.Err() != nil {
-			return fmt.Errorf("config %s: %w (%w)", path, ErrConfigLocked, ctx.Err())
+			return fmt.Errorf("config %s: %w (%w)", path, ErrLocked, ctx.Err())
 		}
-		return fmt.Errorf("config %s: %w", path, ErrConfigLocked)
+		return fmt.Errorf("config %s: %w", path, ErrLocked)
 	}
 	if err != nil {
 		return fmt.Errorf("config %s: lock: %w", path, err)
 	}
 	defer unlock()
-	f, err := LoadConfigFile(path)
+	f, err := LoadFile(path)
 	if err != nil {
 		return err
 	}
@@ -286,14 +288,14 @@ func touches(key, other []string) bool {
 	return slices.Equal(key[:n], other[:n])
 }
 
-// toolSearchPath is ToolSearchKey as a path.
+// toolSearchPath is runtime.ToolSearchKey as a path.
 var toolSearchPath = []string{"tools", "toolSearch"}
 
-// SplitConfigKey splits a key path into its keys. Keys are separated by dots ("tools.toolSearch.mode"); a key
+// SplitKey splits a key path into its keys. Keys are separated by dots ("tools.toolSearch.mode"); a key
 // that holds a dot, a bracket or nothing at all is written in brackets as a quoted string, JSON-style, with
 // backslash escapes: mcpServers["my.server"].command (single quotes work too, for the shell's sake:
 // mcpServers['my.server'].command).
-func SplitConfigKey(key string) ([]string, error) {
+func SplitKey(key string) ([]string, error) {
 	if key == "" {
 		return nil, errors.New("config: empty key")
 	}
@@ -365,9 +367,9 @@ func quotedKey(s string) (string, int, error) {
 	return "", 0, errors.New("unterminated quoted key")
 }
 
-// FormatConfigKey writes a path as SplitConfigKey reads it: plain keys joined by dots, and any key that a dot
+// FormatKey writes a path as SplitKey reads it: plain keys joined by dots, and any key that a dot
 // would not survive in brackets and quotes (mcpServers["my.server"]).
-func FormatConfigKey(path ...string) string {
+func FormatKey(path ...string) string {
 	var b strings.Builder
 	for i, seg := range path {
 		if seg == "" || strings.ContainsAny(seg, ".[]\"'") {
@@ -382,106 +384,7 @@ func FormatConfigKey(path ...string) string {
 	return b.String()
 }
 
-// lockTimeout bounds the wait for the lock of a pin or config file: long enough for another process to finish
+// lockTimeout bounds the wait for the lock of a config file: long enough for another process to finish
 // a read-merge-write (milliseconds), short enough that a lock held by a stuck process fails the call, not the
 // session. The caller's context can end the wait sooner. A variable so tests can trip it quickly.
 var lockTimeout = 3 * time.Second
-
-// errLockBusy is returned by lockFile when another holder kept the lock past the wait.
-var errLockBusy = errors.New("locked by another process")
-
-// lockFile takes an exclusive advisory lock on lockPath (created if needed), waiting for it at most timeout and
-// never past ctx. Waiting polls with a short backoff rather than blocking in flock, so that no deadline is
-// outlived and no goroutine is stuck in a system call that nothing can interrupt.
-func lockFile(ctx context.Context, lockPath string, timeout time.Duration) (unlock func(), err error) {
-	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	wait := time.Millisecond
-	for {
-		busy, err := tryLockFile(f)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		if !busy {
-			return func() { unlockFile(f); f.Close() }, nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.Close()
-			if err := parent.Err(); err != nil {
-				return nil, fmt.Errorf("%w: %w", errLockBusy, err) // the caller gave up first
-			}
-			return nil, errLockBusy
-		case <-t.C:
-		}
-		wait = min(2*wait, 50*time.Millisecond)
-	}
-}
-
-// maxSymlinks is how many links resolveLink follows before it calls the chain a loop (the limit Linux uses).
-const maxSymlinks = 40
-
-// resolveLink follows path through symbolic links to the file they name, which need not exist yet: a config
-// or pin file kept in a dotfiles repository and linked into place is written where it lives, not replaced by a
-// regular file beside the link.
-func resolveLink(path string) (string, error) {
-	for range maxSymlinks {
-		info, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return path, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if info.Mode()&fs.ModeSymlink == 0 {
-			return path, nil
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		path = target
-	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
-}
-
-// writeFileAtomic replaces the file at path (through any symbolic links) with data: a temporary file in the
-// target's own directory, renamed over it, so a reader sees the old content or the new and never half of one,
-// and the link stays a link. An existing file keeps its permissions; a new one gets perm.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	target, err := resolveLink(path)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(target)
-	if st, err := os.Stat(target); err == nil {
-		perm = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename there is nothing left to remove
-	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Chmod(perm)
-	}
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), target)
-}

@@ -1,4 +1,4 @@
-package runtime_test
+package config_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolsearch/toolsearch/config"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -35,7 +36,7 @@ func writeConfig(t *testing.T, content string) string {
 }
 
 // set is ConfigFile.Set for edits that must not warn.
-func set(f *runtime.ConfigFile, key string, value json.RawMessage) error {
+func set(f *config.File, key string, value json.RawMessage) error {
 	warnings, err := f.Set(key, value)
 	if err == nil && len(warnings) > 0 {
 		return fmt.Errorf("unexpected warnings: %v", warnings)
@@ -44,7 +45,7 @@ func set(f *runtime.ConfigFile, key string, value json.RawMessage) error {
 }
 
 func TestConfigFileGet(t *testing.T) {
-	f, err := runtime.LoadConfigFile(writeConfig(t, commentedConfig))
+	f, err := config.LoadFile(writeConfig(t, commentedConfig))
 	require.NoError(t, err)
 	tests := []struct {
 		key  string
@@ -77,7 +78,7 @@ func TestConfigFileGet(t *testing.T) {
 
 func TestConfigFileSetKeepsComments(t *testing.T) {
 	path := writeConfig(t, commentedConfig)
-	f, err := runtime.LoadConfigFile(path)
+	f, err := config.LoadFile(path)
 	require.NoError(t, err)
 	require.NoError(t, set(f, "tools.toolSearch.codeTimeoutMs", json.RawMessage(`5000`)))
 	require.NoError(t, set(f, "tools.toolSearch.mode", json.RawMessage(`"directory"`)))
@@ -102,7 +103,7 @@ func TestConfigFileSetKeepsComments(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), "an existing file keeps its permissions")
 
-	again, err := runtime.LoadConfigFile(path)
+	again, err := config.LoadFile(path)
 	require.NoError(t, err)
 	cfg, err := again.ToolSearch()
 	require.NoError(t, err)
@@ -126,7 +127,7 @@ func TestConfigFileSetRefusesBadValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		path := writeConfig(t, commentedConfig)
-		f, err := runtime.LoadConfigFile(path)
+		f, err := config.LoadFile(path)
 		require.NoError(t, err)
 		_, err = f.Set(tt.key, json.RawMessage(tt.value))
 		assert.ErrorContains(t, err, tt.wantErr, "%s = %s", tt.key, tt.value)
@@ -139,7 +140,7 @@ func TestConfigFileSetRefusesBadValues(t *testing.T) {
 
 func TestConfigFileCreatedOnFirstSet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "dir", "config.json")
-	f, err := runtime.LoadConfigFile(path)
+	f, err := config.LoadFile(path)
 	require.NoError(t, err)
 	assert.False(t, f.Exists())
 	_, ok, err := f.Get(runtime.ToolSearchKey)
@@ -167,7 +168,7 @@ func TestConfigFileSetBelowBoolean(t *testing.T) {
 		if enabled {
 			content = `{"tools": {"toolSearch": true}}`
 		}
-		f, err := runtime.ParseConfigFile("c.json", []byte(content))
+		f, err := config.ParseFile("c.json", []byte(content))
 		require.NoError(t, err)
 		require.NoError(t, set(f, "tools.toolSearch.mode", json.RawMessage(`"tools"`)))
 		cfg, err := f.ToolSearch()
@@ -193,7 +194,7 @@ func TestConfigFileLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := runtime.ParseConfigFile("c.json", []byte(tt.in))
+			f, err := config.ParseFile("c.json", []byte(tt.in))
 			require.NoError(t, err)
 			require.NoError(t, set(f, "tools.toolSearch.mode", json.RawMessage(`"tools"`)))
 			assert.Equal(t, tt.want, string(f.Bytes()))
@@ -202,12 +203,12 @@ func TestConfigFileLayout(t *testing.T) {
 }
 
 func TestConfigFileErrors(t *testing.T) {
-	_, err := runtime.ParseConfigFile("c.json", []byte(`{"a": `))
+	_, err := config.ParseFile("c.json", []byte(`{"a": `))
 	assert.Error(t, err)
-	_, err = runtime.ParseConfigFile("c.json", []byte(`[1, 2]`))
+	_, err = config.ParseFile("c.json", []byte(`[1, 2]`))
 	assert.ErrorContains(t, err, "must be an object")
 	dir := t.TempDir()
-	_, err = runtime.LoadConfigFile(dir) // a directory cannot be read as a file
+	_, err = config.LoadFile(dir) // a directory cannot be read as a file
 	assert.Error(t, err)
 }
 
@@ -224,7 +225,7 @@ func TestDefaultConfigPath(t *testing.T) {
 		{map[string]string{}, "", true},
 	}
 	for _, tt := range tests {
-		got, err := runtime.DefaultConfigPath(env(tt.env))
+		got, err := config.DefaultPath(env(tt.env))
 		if tt.wantErr {
 			assert.Error(t, err)
 			continue
@@ -250,15 +251,27 @@ var openClawExamples = []struct {
 	{"false", `{ tools: { toolSearch: false } }`, runtime.Config{}},
 }
 
+// resolved is c with every limit at its default, as the runtime resolves a Config built in Go.
+func resolved(c runtime.Config) runtime.Config {
+	out := runtime.DefaultConfig()
+	if c.Enabled {
+		out.Enabled, out.Mode = true, c.Mode
+		if out.Mode == "" {
+			out.Mode = runtime.ModeCode
+		}
+	}
+	return out
+}
+
 func TestOpenClawExamplesLoadAndEdit(t *testing.T) {
 	for _, ex := range openClawExamples {
 		t.Run(ex.name, func(t *testing.T) {
-			f, err := runtime.ParseConfigFile("openclaw.json5", []byte(ex.src))
+			f, err := config.ParseFile("openclaw.json5", []byte(ex.src))
 			require.NoError(t, err)
 			cfg, warnings, err := f.CheckToolSearch()
 			require.NoError(t, err)
 			assert.Empty(t, warnings)
-			assert.Equal(t, runtime.ResolveConfig(ex.want), cfg)
+			assert.Equal(t, resolved(ex.want), cfg)
 
 			// One value edited: only its bytes change.
 			warnings, err = f.Set("tools.toolSearch.maxSearchLimit", json.RawMessage(`30`))
@@ -281,7 +294,7 @@ func TestOpenClawExamplesLoadAndEdit(t *testing.T) {
 			_, err = f.Set("mcpServers.memory", json.RawMessage(`{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}`))
 			require.NoError(t, err)
 			assert.Contains(t, string(f.Bytes()), `mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } }`)
-			again, err := runtime.ParseConfigFile("openclaw.json5", f.Bytes())
+			again, err := config.ParseFile("openclaw.json5", f.Bytes())
 			require.NoError(t, err)
 			cfg, err = again.ToolSearch()
 			require.NoError(t, err)
@@ -292,7 +305,7 @@ func TestOpenClawExamplesLoadAndEdit(t *testing.T) {
 
 // JSON5 beyond JSON: every form loads, with the value JavaScript would give it.
 func TestConfigFileJSON5(t *testing.T) {
-	f, err := runtime.ParseConfigFile("c.json5", []byte(`// header
+	f, err := config.ParseFile("c.json5", []byte(`// header
 {
   /* block */ tools: {
     'toolSearch': {
@@ -326,12 +339,12 @@ continued',
 	assert.JSONEq(t, `{"mode":"tools","codeTimeoutMs":10000,"maxSearchLimit":12,"searchDefaultLimit":4,
 		"codeFuel":5e6,"codeMaxCalls":null}`, string(raw), "Get is standard JSON; Infinity becomes null as in JSON.stringify")
 
-	_, err = runtime.ParseConfigFile("c.json5", []byte(`{ mode: NaN }`))
+	_, err = config.ParseFile("c.json5", []byte(`{ mode: NaN }`))
 	require.NoError(t, err, "NaN is JSON5")
 	_, _, err = runtime.CheckConfig(json.RawMessage(`{ codeTimeoutMs: NaN }`))
 	assert.ErrorContains(t, err, "codeTimeoutMs must be a positive integer from 1000 to 60000 (ms), for example 10000 (got NaN)")
 	_, _, err = runtime.CheckConfig(json.RawMessage(`{ codeTimeoutMs: -Infinity }`))
 	assert.ErrorContains(t, err, "(got -Infinity)")
-	_, err = runtime.ParseConfigFile("c.json5", []byte("{\n  tools: {\n    toolSearch: { mode: tools },\n  },\n}"))
+	_, err = config.ParseFile("c.json5", []byte("{\n  tools: {\n    toolSearch: { mode: tools },\n  },\n}"))
 	assert.ErrorContains(t, err, `c.json5: line 3, column 25: invalid literal "tools" (strings need quotes)`)
 }

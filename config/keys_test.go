@@ -1,4 +1,4 @@
-package runtime_test
+package config_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolsearch/toolsearch/runtime"
+	"github.com/toolsearch/toolsearch/config"
 )
 
 func TestSplitConfigKey(t *testing.T) {
@@ -36,42 +36,42 @@ func TestSplitConfigKey(t *testing.T) {
 		{`a["b"]c`, nil, `config: bad key "a[\"b\"]c": unexpected 'c' after a quoted key (want "." or "[")`},
 		{`a]`, nil, `config: bad key "a]": "]" without "[": write a key with brackets as ["a[b]"]`},
 	} {
-		got, err := runtime.SplitConfigKey(tt.key)
+		got, err := config.SplitKey(tt.key)
 		if tt.err != "" {
 			assert.EqualError(t, err, tt.err, tt.key)
 			continue
 		}
 		require.NoError(t, err, tt.key)
 		assert.Equal(t, tt.want, got, tt.key)
-		assert.Equal(t, tt.want, mustSplit(t, runtime.FormatConfigKey(got...)), "FormatConfigKey round-trips %q", tt.key)
+		assert.Equal(t, tt.want, mustSplit(t, config.FormatKey(got...)), "FormatKey round-trips %q", tt.key)
 	}
-	assert.Equal(t, `mcpServers["my.server"].command`, runtime.FormatConfigKey("mcpServers", "my.server", "command"))
-	assert.Equal(t, "tools.toolSearch", runtime.FormatConfigKey("tools", "toolSearch"))
+	assert.Equal(t, `mcpServers["my.server"].command`, config.FormatKey("mcpServers", "my.server", "command"))
+	assert.Equal(t, "tools.toolSearch", config.FormatKey("tools", "toolSearch"))
 }
 
 func mustSplit(t *testing.T, key string) []string {
 	t.Helper()
-	p, err := runtime.SplitConfigKey(key)
+	p, err := config.SplitKey(key)
 	require.NoError(t, err, key)
 	return p
 }
 
-// FuzzConfigKey: SplitConfigKey never panics, whatever it accepts FormatConfigKey writes back to the same path,
-// and every path survives FormatConfigKey and SplitConfigKey (of valid UTF-8: config files are checked to be).
+// FuzzConfigKey: SplitKey never panics, whatever it accepts FormatKey writes back to the same path,
+// and every path survives FormatKey and SplitKey (of valid UTF-8: config files are checked to be).
 func FuzzConfigKey(f *testing.F) {
 	for _, s := range []string{"tools.toolSearch", `mcpServers["my.server"].command`, `a['b\'c']`, "a..b", `["`, `[""]`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		path, err := runtime.SplitConfigKey(key)
+		path, err := config.SplitKey(key)
 		if err == nil && utf8.ValidString(key) { // a config file is UTF-8 text: its keys are too
-			again, err := runtime.SplitConfigKey(runtime.FormatConfigKey(path...))
+			again, err := config.SplitKey(config.FormatKey(path...))
 			require.NoError(t, err)
 			require.Equal(t, path, again)
 		}
 		if utf8.ValidString(key) {
 			segs := strings.Split(key, ".")
-			again, err := runtime.SplitConfigKey(runtime.FormatConfigKey(segs...))
+			again, err := config.SplitKey(config.FormatKey(segs...))
 			require.NoError(t, err, "%q", segs)
 			require.Equal(t, segs, again)
 		}
@@ -82,7 +82,7 @@ func FuzzConfigKey(f *testing.F) {
 func TestConfigFileDottedServerName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json5")
 	require.NoError(t, os.WriteFile(path, []byte(`{mcpServers: {"my.server": {command: "a"}}}`), 0o600))
-	f, err := runtime.LoadConfigFile(path)
+	f, err := config.LoadFile(path)
 	require.NoError(t, err)
 	raw, ok, err := f.Get(`mcpServers["my.server"].command`)
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestConfigFileDottedServerName(t *testing.T) {
 }
 
 func TestConfigFileShowKeepsNonFiniteNumbers(t *testing.T) {
-	f, err := runtime.ParseConfigFile("c.json5", []byte(`{x: {a: Infinity, b: -Infinity, c: NaN, d: 1}}`))
+	f, err := config.ParseFile("c.json5", []byte(`{x: {a: Infinity, b: -Infinity, c: NaN, d: 1}}`))
 	require.NoError(t, err)
 	text, ok, err := f.Show("x")
 	require.NoError(t, err)
@@ -114,10 +114,10 @@ func TestConfigFileRefusesBinary(t *testing.T) {
 		{"{\n a: \"x\x00\"}", "config c.json5: line 2, column 7: a NUL byte: a config file is text (write \\u0000 to put one in a string)"},
 		{"{\n\n a: 1, // caf\xe9\n}", "config c.json5: line 3, column 14: invalid UTF-8 (byte 0xe9): a config file is UTF-8 text"},
 	} {
-		_, err := runtime.ParseConfigFile("c.json5", []byte(tt.data))
+		_, err := config.ParseFile("c.json5", []byte(tt.data))
 		assert.EqualError(t, err, tt.err, "%q", tt.data)
 	}
-	_, err := runtime.ParseConfigFile("c.json5", []byte(`{a: "caf\u00e9 \u0000"}`))
+	_, err := config.ParseFile("c.json5", []byte(`{a: "caf\u00e9 \u0000"}`))
 	assert.NoError(t, err, "escapes in strings are text")
 }
 
@@ -132,7 +132,7 @@ func TestConfigFileWritesThroughSymlinks(t *testing.T) {
 	chain := filepath.Join(home, "chain.json")
 	require.NoError(t, os.Symlink(link, chain), "a link to the link")
 
-	require.NoError(t, runtime.UpdateConfigFile(context.Background(), chain, func(f *runtime.ConfigFile) error {
+	require.NoError(t, config.UpdateFile(context.Background(), chain, func(f *config.File) error {
 		_, err := f.Set("tools.toolSearch.mode", []byte(`"tools"`))
 		return err
 	}))
@@ -158,7 +158,7 @@ func TestConfigFileWritesThroughSymlinks(t *testing.T) {
 	// A dangling link is created at its target.
 	dangling := filepath.Join(home, "new.json")
 	require.NoError(t, os.Symlink(filepath.Join(dotfiles, "new.json5"), dangling))
-	f, err := runtime.LoadConfigFile(dangling)
+	f, err := config.LoadFile(dangling)
 	require.NoError(t, err)
 	_, err = f.Set("tools.toolSearch", []byte("true"))
 	require.NoError(t, err)
@@ -169,29 +169,7 @@ func TestConfigFileWritesThroughSymlinks(t *testing.T) {
 	// A loop is an error, not a hang.
 	loop := filepath.Join(home, "loop.json")
 	require.NoError(t, os.Symlink(loop, loop))
-	f, err = runtime.ParseConfigFile(loop, []byte("{}"))
+	f, err = config.ParseFile(loop, []byte("{}"))
 	require.NoError(t, err)
 	assert.ErrorContains(t, f.Save(), "too many levels of symbolic links")
-}
-
-func TestPinFileWritesThroughSymlinks(t *testing.T) {
-	dotfiles, home := t.TempDir(), t.TempDir()
-	target := filepath.Join(dotfiles, "pins.json")
-	require.NoError(t, os.WriteFile(target, []byte(`{"version": 1, "pins": {}}`), 0o640))
-	link := filepath.Join(home, "pins.json")
-	require.NoError(t, os.Symlink(target, link))
-	pins, err := runtime.OpenPinFile(link)
-	require.NoError(t, err)
-	rt := newRuntime(t, runtime.ModeTools, &runtime.Options{Pins: pins})
-	require.False(t, callIssue(t, rt, issueTool("Create an issue.", issueSchema)).IsError)
-
-	info, err := os.Lstat(link)
-	require.NoError(t, err)
-	assert.NotZero(t, info.Mode()&os.ModeSymlink, "the link is still a link")
-	data, err := os.ReadFile(target)
-	require.NoError(t, err)
-	assert.Contains(t, string(data), "mcp:github:create_issue", "the pin is in the target")
-	info, err = os.Stat(target)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o640), info.Mode().Perm())
 }

@@ -1,10 +1,9 @@
-package main
+package config
 
 import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/internal/suggest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
-	"github.com/toolsearch/toolsearch/runtime"
 )
 
 // keyProblem is a key of the config file that toolsearch does not read. The file is shared with MCP clients and
@@ -30,7 +28,7 @@ type keyProblem struct {
 // that share the file and are left alone unless they are nearly one of these.
 var (
 	topLevelKeys = []string{upstream.ConfigKey, "tools"}
-	toolsKeys    = []string{"toolSearch", policyAllowKey, policyDenyKey, policyAskKey, policyGroupsKey, policyProfilesKey}
+	toolsKeys    = []string{"toolSearch", AllowKey, DenyKey, AskKey, GroupsKey, ProfilesKey}
 )
 
 // foreignServerFields are the fields of an mcpServers entry that other MCP clients define and toolsearch does
@@ -48,7 +46,13 @@ var foreignServerFields = map[string]string{
 	"trust":         "Gemini CLI's trust switch; toolsearch reads \"trusted\"",
 	"includeTools": "Gemini CLI's list of the only tools it offers; toolsearch offers every tool of a server " +
 		"not denied: list the others in \"disabledTools\" (or \"excludeTools\"), or narrow tools.allow",
-	"oauth": "OAuth settings of Gemini CLI and VS Code; toolsearch sends \"headers\" and does no OAuth flow",
+	"oauth":            "OAuth settings of Gemini CLI and VS Code; toolsearch sends \"headers\" and does no OAuth flow",
+	"authProviderType": "Gemini CLI's choice of sign-in; toolsearch sends \"headers\" and does no OAuth flow",
+	"description":      "Gemini CLI's note on the server; toolsearch describes a server by its tools",
+	"dev":              "VS Code's development mode (watch and debug); toolsearch restarts no server when files change",
+	"enabled": "OpenCode's switch; toolsearch reads \"disabled\": write \"disabled\": true to keep the server " +
+		"from starting",
+	"environment": "OpenCode's name for the variables; toolsearch reads \"env\": rename it \"env\"",
 }
 
 // closestKey returns the candidate nearest to s and how many edits away it is, a change of case counting as
@@ -81,8 +85,8 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 			}
 			path := append(slices.Clone(parent), m.Key)
 			out = append(out, keyProblem{path: path, refused: d == 1, msg: fmt.Sprintf(
-				"unknown key %s: did you mean %s? (it is ignored)", runtime.FormatConfigKey(path...),
-				runtime.FormatConfigKey(append(slices.Clone(parent), best)...))})
+				"unknown key %s: did you mean %s? (it is ignored)", FormatKey(path...),
+				FormatKey(append(slices.Clone(parent), best)...))})
 		}
 	}
 	nearMisses(root, nil, topLevelKeys)
@@ -91,6 +95,9 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 		for _, alias := range []struct{ key, client string }{
 			{"servers", "VS Code's (.vscode/mcp.json)"}, {"mcp", "VS Code's settings"}, {"context_servers", "Zed's"},
 		} {
+			if alias.key == "mcp" && geminiServerLists(root) {
+				continue
+			}
 			if root.Member(alias.key) != nil {
 				out = append(out, keyProblem{path: []string{alias.key}, msg: fmt.Sprintf("%s is %s name for the "+
 					"server list; toolsearch reads %s, so no server is started (rename it %s)", alias.key,
@@ -98,8 +105,36 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 			}
 		}
 	}
+	if geminiServerLists(root) {
+		out = append(out, keyProblem{path: []string{"mcp"}, msg: "mcp.allowed and mcp.excluded are Gemini CLI's " +
+			"lists of the servers to start; toolsearch starts every server of " + upstream.ConfigKey +
+			" that is not \"disabled\": set \"disabled\": true on the others"})
+	}
 	if tools := root.Find([]string{"tools"}); tools != nil && tools.Kind == json5.Object {
 		nearMisses(tools, []string{"tools"}, toolsKeys)
+		if tools.Member(upstream.ConfigKey) != nil {
+			out = append(out, keyProblem{path: []string{"tools", upstream.ConfigKey}, refused: true, msg: fmt.Sprintf(
+				"tools.%s is not read, so none of its servers starts: the server list belongs at the top level of the "+
+					"file, beside \"tools\"; move it out of \"tools\"", upstream.ConfigKey)})
+		}
+	}
+	if root.Member("toolSearch") != nil {
+		out = append(out, keyProblem{path: []string{"toolSearch"}, refused: true, msg: "toolSearch is not read at the " +
+			"top level of the file: it belongs under \"tools\" (tools.toolSearch); move it there"})
+	}
+	if root.Member("inputs") != nil && root.Member("servers") != nil {
+		out = append(out, keyProblem{path: []string{"inputs"}, msg: "inputs is VS Code's list of values it prompts " +
+			"for; toolsearch prompts for nothing: set each value in the environment where toolsearch runs and write " +
+			"${NAME} where the server uses it"})
+	}
+	if projects := root.Find([]string{"projects"}); projects != nil && projects.Kind == json5.Object {
+		for _, p := range projects.Members {
+			if p.Value.Kind == json5.Object && p.Value.Member(upstream.ConfigKey) != nil {
+				out = append(out, keyProblem{path: []string{"projects", p.Key, upstream.ConfigKey}, msg: fmt.Sprintf(
+					"%s is Claude Code's server list of one project; toolsearch reads the top-level %s only: copy "+
+						"the servers you want there", FormatKey("projects", p.Key, upstream.ConfigKey), upstream.ConfigKey)})
+			}
+		}
 	}
 	servers := root.Find([]string{upstream.ConfigKey})
 	if servers == nil || servers.Kind != json5.Object {
@@ -115,7 +150,7 @@ func fileKeyProblems(src []byte, fields map[string]reflect.Type) []keyProblem {
 				continue
 			}
 			path := []string{upstream.ConfigKey, s.Key, m.Key}
-			key := runtime.FormatConfigKey(path...)
+			key := FormatKey(path...)
 			if why, ok := foreignServerFields[m.Key]; ok {
 				out = append(out, keyProblem{path: path, msg: fmt.Sprintf("%s is ignored: %s", key, why)})
 				continue
@@ -144,7 +179,7 @@ var runnerFlagsWithValue = []string{"-p", "--package", "-c", "--call", "--from",
 // the string, a package runner with no package, and a NUL byte (which no argument, variable or path can hold,
 // so the start would fail again on every retry).
 func checkServerSemantics(name string, s upstream.ServerConfig) []string {
-	key := runtime.FormatConfigKey(upstream.ConfigKey, name)
+	key := FormatKey(upstream.ConfigKey, name)
 	var problems []string
 	nul := func(what, v string) {
 		if strings.ContainsRune(v, 0) {
@@ -163,18 +198,29 @@ func checkServerSemantics(name string, s upstream.ServerConfig) []string {
 				"hold \"=\" or a NUL byte", key, v))
 			continue
 		}
-		nul(runtime.FormatConfigKey(upstream.ConfigKey, name, "env", v), s.Env[v])
+		nul(FormatKey(upstream.ConfigKey, name, "env", v), s.Env[v])
 	}
 	if s.Command == "" {
 		return problems
 	}
-	if fields := strings.Fields(s.Command); len(fields) > 1 && !exists(s.Command) {
+	if path, args, ok := pathWithSpaces(s.Command); ok && !exists(s.Command) {
+		// A program path with spaces in it (C:\Program Files\...) is one program: never split it at a space.
+		if len(args) > 0 {
+			fix, _ := json5Array(append(args, s.Args...))
+			problems = append(problems, fmt.Sprintf("%s.command %q has arguments after the program's path: the "+
+				"command is started as one program, without a shell; write \"command\": %q, \"args\": %s", key,
+				s.Command, path, fix))
+			return problems
+		}
+	} else if fields := strings.Fields(s.Command); len(fields) > 1 && !exists(s.Command) {
 		fix, _ := json5Array(append(fields[1:], s.Args...))
 		problems = append(problems, fmt.Sprintf("%s.command %q has arguments in it: the command is started as "+
 			"one program, without a shell; write \"command\": %q, \"args\": %s", key, s.Command, fields[0], fix))
 		return problems
 	}
-	runner := strings.TrimSuffix(strings.ToLower(filepath.Base(s.Command)), ".cmd")
+	// The base name after either separator, so that a Windows path (C:\Program Files\nodejs\npx.cmd) names its runner too.
+	base := s.Command[strings.LastIndexAny(s.Command, `/\`)+1:]
+	runner := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(base), ".cmd"), ".exe")
 	if slices.Contains(packageRunners, runner) && !namesPackage(s.Args) {
 		example := `["-y", "@modelcontextprotocol/server-memory"]`
 		if runner == "uvx" {
@@ -225,4 +271,11 @@ func json5Array(items []string) (string, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// geminiServerLists reports whether the file has Gemini CLI's mcp.allowed or mcp.excluded.
+func geminiServerLists(root *json5.Value) bool {
+	m := root.Member("mcp")
+	return m != nil && m.Value.Kind == json5.Object && m.Value.Member("servers") == nil &&
+		(m.Value.Member("allowed") != nil || m.Value.Member("excluded") != nil)
 }
