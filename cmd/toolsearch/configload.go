@@ -204,6 +204,9 @@ func serverFields() map[string]reflect.Type {
 
 // describeType says what JSON a Go type takes, with an example.
 func describeType(t reflect.Type) (expected, example string) {
+	if d, ok := reflect.Zero(t).Interface().(interface{ ConfigExpected() (string, string) }); ok {
+		return d.ConfigExpected()
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string", `"text"`

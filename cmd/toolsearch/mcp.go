@@ -291,6 +291,7 @@ func loadServeConfig(path string) (*loadedConfig, error) {
 	if !lc.toolSearchSet {
 		lc.toolSearch.Enabled, lc.toolSearch.Mode = true, runtime.ModeCode
 	}
+	lc.toolSearch.Visible = append(lc.toolSearch.Visible, serverVisibleSelectors(lc.servers)...)
 	return lc, nil
 }
 
