@@ -190,8 +190,9 @@ func ConfigKeys() []ConfigKey {
 		{Name: "visible", Type: ConfigSelectors, Max: MaxVisibleTools, Doc: "Tools kept in the model's tool " +
 			"list beside the search tools in code, tools and directory mode, for the few the model uses on every " +
 			"turn: selectors as in `tools.allow` (`\"mcp:memory:read_graph\"`, `\"server:git\"`). They stay " +
-			"searchable, and every call goes through the same policy, approval and pins. At most 32 tools, whose " +
-			"definitions take at most 18,000 bytes; a server's `visible` adds its own."},
+			"searchable, and every call goes through the same policy, approval and pins. At most " +
+			strconv.Itoa(MaxVisibleTools) + " tools, whose definitions take at most " + strconv.Itoa(MaxDirectoryBytes) +
+			" bytes; a server's `visible` adds its own."},
 	}
 }
 
