@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/internal/suggest"
 )
@@ -409,6 +410,11 @@ func parseObject(obj map[string]any, chk *configCheck) Config {
 				chk.problems = append(chk.problems, fmt.Sprintf("%s has %d selectors: at most %d tools may be kept "+
 					"in view, or the tool list is as long as Tool Search is meant to avoid", key.Name, len(list), key.Max))
 			default:
+				if err := (&catalog.Policy{Agent: catalog.Rule{Allow: list}}).Validate(); err != nil {
+					// An unknown annotation would select nothing, in silence.
+					chk.problems = append(chk.problems, key.Name+": "+strings.TrimPrefix(err.Error(), catalog.ErrInvalidPolicy.Error()+": "))
+					continue
+				}
 				field.Set(reflect.ValueOf(list))
 			}
 		case ConfigInteger:

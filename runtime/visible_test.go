@@ -156,3 +156,12 @@ func TestVisibleConfigKey(t *testing.T) {
 		assert.Contains(t, ce.Problems[0], `visible must be an array of at most 32 tool selectors, for example ["mcp:memory:read_graph"]`, bad)
 	}
 }
+
+// A misspelt annotation in visible would select nothing in silence: it is refused, naming the known ones.
+func TestVisibleConfigUnknownAnnotation(t *testing.T) {
+	_, _, err := runtime.CheckConfig(json.RawMessage(`{visible: ["annotation:readOnyl"]}`))
+	var ce *runtime.ConfigError
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, []string{`visible: unknown annotation in "annotation:readOnyl" (known: annotation:readOnly, ` +
+		`annotation:destructive, annotation:idempotent, annotation:openWorld)`}, ce.Problems)
+}
