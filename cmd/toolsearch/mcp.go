@@ -291,7 +291,9 @@ func loadServeConfig(path string) (*loadedConfig, error) {
 	if !lc.toolSearchSet {
 		lc.toolSearch.Enabled, lc.toolSearch.Mode = true, runtime.ModeCode
 	}
-	lc.toolSearch.Visible = append(lc.toolSearch.Visible, serverVisibleSelectors(lc.servers)...)
+	if err := addServerVisible(lc); err != nil {
+		return nil, err
+	}
 	return lc, nil
 }
 

@@ -1,12 +1,25 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
+	"github.com/toolsearch/toolsearch/runtime"
 )
+
+// addServerVisible adds the servers' visible lists to tools.toolSearch.visible. More selectors than tools may
+// be kept in view is refused before any server starts; the tools they select are counted when a run starts.
+func addServerVisible(lc *loadedConfig) error {
+	lc.toolSearch.Visible = append(lc.toolSearch.Visible, serverVisibleSelectors(lc.servers)...)
+	if n := len(lc.toolSearch.Visible); n > runtime.MaxVisibleTools {
+		return fmt.Errorf("%s: tools.toolSearch.visible and the servers' visible name %d tools: at most %d may be "+
+			"kept in view; name fewer", lc.file.Path(), n, runtime.MaxVisibleTools)
+	}
+	return nil
+}
 
 // serverVisibleSelectors turns each server's "visible" into tools.toolSearch.visible selectors of its tools
 // (mcp:<server>:<name>), the way disabledTools becomes deny entries, so one set of bounds holds for both keys.
