@@ -53,7 +53,7 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 		{"server field far off", `{mcpServers: {memory: {` + memory + `, color: "red"}}}`,
 			[]string{`unknown field mcpServers.memory.color is ignored (the fields of a server are alwaysAllow, args, ` +
 				`autoApprove, command, cwd, disabled, disabledTools, env, excludeTools, headers, isolation, lazy, maxInstances, startTimeoutMs, ` +
-				`trusted, type, url)`}, ""},
+				`trusted, type, url, visible)`}, ""},
 		{"Cline's timeout", `{mcpServers: {memory: {` + memory + `, timeout: 60}}}`,
 			[]string{`mcpServers.memory.timeout is ignored: Cline and Roo Code read it as a request timeout in ` +
 				`seconds, Claude Code and Gemini CLI in milliseconds; toolsearch bounds each call by its client's ` +
