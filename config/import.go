@@ -644,6 +644,14 @@ func (p *Plan) Write(ctx context.Context, opts *WriteOptions) (*WriteResult, err
 	if err != nil {
 		return nil, err
 	}
+	// A file kept in a dotfiles repository is a link: write the file it points to, and the link stays.
+	clientPath := p.File.Path
+	if resolved, err := filepath.EvalSymlinks(clientPath); err == nil {
+		clientPath = resolved
+	}
+	if resolved, err := filepath.EvalSymlinks(out); err == nil {
+		out = resolved
+	}
 
 	if _, err := os.Stat(res.Backup); err == nil {
 		res.BackupKept = true
@@ -659,7 +667,7 @@ func (p *Plan) Write(ctx context.Context, opts *WriteOptions) (*WriteResult, err
 		}
 	}
 	if !bytes.Equal(client, p.data) {
-		if err := writeAtomic(p.File.Path, client, p.perm); err != nil {
+		if err := writeAtomic(clientPath, client, p.perm); err != nil {
 			return nil, err
 		}
 	}
@@ -812,7 +820,11 @@ func Undo(ctx context.Context, path string) error {
 	if info, err := os.Stat(backup); err == nil {
 		perm = info.Mode().Perm()
 	}
-	if err := writeAtomic(path, data, perm); err != nil {
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	if err := writeAtomic(target, data, perm); err != nil {
 		return err
 	}
 	if err := os.Remove(backup); err != nil {

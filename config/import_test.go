@@ -348,3 +348,33 @@ func TestClientFiles(t *testing.T) {
 	assert.Contains(t, win, `Roaming`)
 	assert.True(t, strings.HasSuffix(win, "claude_desktop_config.json"))
 }
+
+// A client file kept in a dotfiles repository is a symbolic link: the file it points to is rewritten and put
+// back, and the link stays a link.
+func TestImportFollowsASymlinkedClientFile(t *testing.T) {
+	ctx := context.Background()
+	real := copyCase(t, "claude-desktop", "claude_desktop_config.json")
+	original, err := os.ReadFile(real)
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	require.NoError(t, os.Symlink(real, link))
+
+	plan, err := config.ReadClientFile(ctx, config.ClientFile{Path: link})
+	require.NoError(t, err)
+	_, err = plan.Write(ctx, &config.WriteOptions{Config: filepath.Join(t.TempDir(), "c.json5"), Executable: "/bin/toolsearch"})
+	require.NoError(t, err)
+	info, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, info.Mode()&os.ModeSymlink, "the link stays a link")
+	changed, err := os.ReadFile(real)
+	require.NoError(t, err)
+	assert.NotEqual(t, original, changed, "the file it points to was rewritten")
+
+	require.NoError(t, config.Undo(ctx, link))
+	info, err = os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, info.Mode()&os.ModeSymlink)
+	back, err := os.ReadFile(real)
+	require.NoError(t, err)
+	assert.Equal(t, original, back)
+}

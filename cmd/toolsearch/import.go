@@ -131,6 +131,11 @@ func runImport(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		fmt.Fprintf(stdout, "%s already starts toolsearch only (--config %s): nothing to import.\n", p.File.Path, p.ToolsearchConfig)
 		return exitOK
 	}
+	if len(p.Servers) == 0 {
+		printNotes(stderr, p)
+		fmt.Fprintf(stderr, "toolsearch import: %s has no MCP servers toolsearch can serve: nothing to import\n", p.File.Path)
+		return exitFailure
+	}
 	target, err := importTarget(p, *out)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolsearch import: %v\n", err)

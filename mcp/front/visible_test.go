@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,4 +50,23 @@ func TestFrontVisibleTools(t *testing.T) {
 			assert.ErrorContains(t, err, `unknown tool "alerts"`, "a denied tool is not offered, so not callable")
 		})
 	}
+}
+
+// A visible selector that matches more tools than may be kept in view refuses the front, with the figure, when
+// the servers are up as it starts.
+func TestFrontVisibleToolsBound(t *testing.T) {
+	big := newFakeServer(0)
+	for i := range runtime.MaxVisibleTools + 1 {
+		big.AddTool(fmt.Sprintf("tool_%02d", i), "A tool.", echo("ok "))
+	}
+	src := startSource(t, inMemoryConfig("big"), fastOptions(nil), map[string]dialFunc{"big": big.dial})
+	rt, err := runtime.New(context.Background(), &runtime.Options{
+		Config: runtime.Config{Enabled: true, Mode: runtime.ModeTools, Visible: []string{"server:big"}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	_, err = NewServer(t.Context(), rt, src, nil)
+	require.ErrorIs(t, err, runtime.ErrVisibleLimit)
+	var lim *runtime.VisibleLimitError
+	require.ErrorAs(t, err, &lim)
+	assert.Equal(t, runtime.MaxVisibleTools+1, lim.Tools)
 }
