@@ -297,8 +297,12 @@ func (r *Run) build(feedTools []catalog.Tool, pending []PendingSource, changed <
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVisible(names, allowed, visible); err != nil {
-		return nil, err
+	// The bound is on what the model is shown, which is fixed when the run starts; a later rebuild (a ToolFeed
+	// change) keeps that list, so tools arriving later never stop the catalog from following them.
+	if r.st.Load() == nil {
+		if err := checkVisible(names, allowed, visible); err != nil {
+			return nil, err
+		}
 	}
 	for i, t := range allowed {
 		st.direct[names[i]] = t

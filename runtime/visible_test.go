@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -164,4 +165,31 @@ func TestVisibleConfigUnknownAnnotation(t *testing.T) {
 	require.True(t, errors.As(err, &ce))
 	assert.Equal(t, []string{`visible: unknown annotation in "annotation:readOnyl" (known: annotation:readOnly, ` +
 		`annotation:destructive, annotation:idempotent, annotation:openWorld)`}, ce.Problems)
+}
+
+// The bound is on the list the model is shown when the run starts. Tools that arrive later through the run's
+// ToolFeed (a server that finished starting) never stop the catalog from following them, even when the
+// selectors now match more than the bound: the model's list stays what it was, and search finds the new tools.
+func TestVisibleBoundDoesNotFreezeAFeed(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeTools, &runtime.Options{Config: runtime.Config{Visible: []string{"server:big"}}})
+	feed := newTestFeed(nil, starting("big", time.Minute))
+	run := startRun(t, rt, runtime.RunRequest{Tools: mixedTools(), Feed: feed})
+	before := toolNames(run.Tools())
+
+	big := make([]catalog.Tool, runtime.MaxVisibleTools+8)
+	for i := range big {
+		big[i] = catalog.Tool{Source: catalog.SourceMCP, SourceName: "big", Name: fmt.Sprintf("big_tool_%02d", i),
+			Description: "A tool of the big server.", Handler: okHandler("big")}
+	}
+	feed.set(big)
+	res := execute(t, run, "1", runtime.ToolSearchName, map[string]any{"query": "big_tool_39"})
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "mcp:big:big_tool_39")
+	assert.Equal(t, before, toolNames(run.Tools()), "what the model sees is fixed for the run")
+
+	// A run started now is refused, with the figure.
+	_, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "later", Tools: mixedTools(), Feed: feed})
+	var lim *runtime.VisibleLimitError
+	require.ErrorAs(t, err, &lim)
+	assert.Equal(t, len(big), lim.Tools)
 }
