@@ -103,11 +103,7 @@ func runImport(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		}
 		plans = append(plans, p)
 	}
-	exe, err := executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch import: %v\n", err)
-		return exitFailure
-	}
+	exe, exeErr := executable()
 	if !*write {
 		for i, p := range plans {
 			if i > 0 {
@@ -125,6 +121,10 @@ func runImport(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if len(plans) != 1 {
 		return importUsageError(stderr, "several client files have MCP servers ("+pathList(files)+"): name one as FILE, "+
 			"or the client with --from")
+	}
+	if exeErr != nil {
+		fmt.Fprintf(stderr, "toolsearch import: %v\n", exeErr)
+		return exitFailure
 	}
 	p := plans[0]
 	if len(p.Servers) == 0 && p.Toolsearch != "" {
@@ -242,16 +242,29 @@ func importTarget(p *config.Plan, out string) (string, error) {
 	return filepath.Abs(out)
 }
 
-// executable is the absolute path of this binary, as the client's entry names it.
+// executable is the absolute path of this binary, as the client's entry names it. A link is kept as it is (a
+// package manager's link outlives the versioned file it points to); a binary `go run` built in a temporary
+// directory, gone once it exits, is refused.
 func executable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("cannot tell where this toolsearch binary is: %w", err)
 	}
-	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = resolved
+	if temporaryBuild(exe) {
+		return exe, fmt.Errorf("%s is a temporary build of `go run`, which the client could not start later: install "+
+			"toolsearch (go install github.com/toolsearch/toolsearch/cmd/toolsearch@latest) and run the installed one", exe)
 	}
 	return filepath.Abs(exe)
+}
+
+// temporaryBuild reports whether path is in a build directory of the go command.
+func temporaryBuild(path string) bool {
+	for _, dir := range strings.Split(filepath.ToSlash(path), "/") {
+		if strings.HasPrefix(dir, "go-build") {
+			return true
+		}
+	}
+	return false
 }
 
 // printPlan says what --write would do. Values of env and headers are secrets: only their names are shown.

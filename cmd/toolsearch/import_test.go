@@ -194,3 +194,19 @@ func TestImportFindsClientFiles(t *testing.T) {
 	assert.NotContains(t, stdout, "Cursor")
 	assert.Contains(t, stdout, "search  http://localhost:3000/mcp")
 }
+
+// A binary `go run` built is deleted when it exits: a client file naming it would start nothing.
+func TestImportRefusesATemporaryBuild(t *testing.T) {
+	assert.True(t, temporaryBuild("/tmp/go-build1234/b001/exe/toolsearch"))
+	assert.True(t, temporaryBuild(`C:\Users\a\AppData\Local\Temp\go-build99\b001\exe\toolsearch.exe`) == (filepath.Separator == '\\'))
+	assert.False(t, temporaryBuild("/home/a/go/bin/toolsearch"))
+	// This test binary lives in such a directory under `go test` too, unless built with -o elsewhere.
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	if temporaryBuild(exe) {
+		code, _, stderr := runCLI(t, "", "import", "--write", "--config", filepath.Join(t.TempDir(), "c.json5"),
+			threeServerDesktopConfig(t))
+		assert.Equal(t, exitFailure, code)
+		assert.Contains(t, stderr, "is a temporary build of `go run`")
+	}
+}
