@@ -23,5 +23,8 @@
 // File edits the file keeping its comments and layout (File.Set changes only the bytes of the value it sets);
 // UpdateFile does so under the file's lock, so edits made at the same time by several processes all land.
 //
+// Import moves the MCP servers of another client's config file (Claude Desktop, Claude Code, Cursor, VS Code,
+// Windsurf, Gemini CLI) into a toolsearch config, and makes `toolsearch mcp serve` that client's only MCP server.
+//
 // Package config reads into the types of runtime, catalog and mcp/upstream; only programs import it.
 package config

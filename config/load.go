@@ -105,6 +105,9 @@ func Check(f *File) (*Config, error) {
 		return nil, &Error{Path: f.Path(), Err: err}
 	}
 	lc.Policy, lc.Profiles = lc.Origins.policy, lc.Origins.profiles
+	if err := addServerVisible(lc); err != nil {
+		return nil, &Error{Path: f.Path(), Err: err}
+	}
 	for _, p := range fileKeyProblems(f.Bytes(), serverFields()) {
 		lc.Warnings = append(lc.Warnings, p.msg)
 	}
@@ -278,6 +281,9 @@ func serverFields() map[string]reflect.Type {
 
 // describeType says what JSON a Go type takes, with an example.
 func describeType(t reflect.Type) (expected, example string) {
+	if d, ok := reflect.Zero(t).Interface().(interface{ ConfigExpected() (string, string) }); ok {
+		return d.ConfigExpected()
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string", `"text"`

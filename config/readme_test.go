@@ -21,7 +21,7 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated tables of README.md")
+var update = flag.Bool("update", false, "rewrite the generated tables of README.md and the golden files of testdata/import")
 
 const readmePath = "../README.md"
 

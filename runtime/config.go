@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolsearch/toolsearch/catalog"
 	"github.com/toolsearch/toolsearch/internal/json5"
 	"github.com/toolsearch/toolsearch/internal/suggest"
 )
@@ -115,16 +116,22 @@ type Config struct {
 	// PinFile, when set, turns on pinned tool definitions kept in this file ("~/" is the home directory): see
 	// OpenPinFile. Options.Pins, when set, takes its place.
 	PinFile string `json:"pinFile,omitempty"`
+	// Visible are selectors, as in tools.allow (names, ids, globs, server:, source:, group:, annotation:), of
+	// tools kept in the model's tool list beside the control tools in code, tools and directory mode; they stay
+	// searchable, and calls to them go through the same pipeline. At most MaxVisibleTools tools, whose
+	// definitions take at most MaxDirectoryBytes, may be selected (see VisibleLimitError).
+	Visible []string `json:"visible,omitempty"`
 }
 
 // ConfigType is the kind of value a key of tools.toolSearch takes.
 type ConfigType string
 
 const (
-	ConfigBoolean ConfigType = "boolean" // true or false
-	ConfigEnum    ConfigType = "string"  // one of ConfigKey.Values
-	ConfigInteger ConfigType = "integer" // a positive integer, clamped to its range
-	ConfigPath    ConfigType = "path"    // a file path ("~/" is the home directory); empty means unset
+	ConfigBoolean   ConfigType = "boolean"            // true or false
+	ConfigEnum      ConfigType = "string"             // one of ConfigKey.Values
+	ConfigInteger   ConfigType = "integer"            // a positive integer, clamped to its range
+	ConfigPath      ConfigType = "path"               // a file path ("~/" is the home directory); empty means unset
+	ConfigSelectors ConfigType = "array of selectors" // tool selectors, as in tools.allow; empty means none
 )
 
 // ConfigKey describes one key of tools.toolSearch.
@@ -184,6 +191,12 @@ func ConfigKeys() []ConfigKey {
 		{Name: "pinFile", Type: ConfigPath, Doc: "Turns on pinned tool definitions: the definition of each tool " +
 			"is fingerprinted in this file when it is first approved or called, and calls to a tool whose " +
 			"definition changed since are blocked until it is approved again."},
+		{Name: "visible", Type: ConfigSelectors, Max: MaxVisibleTools, Doc: "Tools kept in the model's tool " +
+			"list beside the search tools in code, tools and directory mode, for the few the model uses on every " +
+			"turn: selectors as in `tools.allow` (`\"mcp:memory:read_graph\"`, `\"server:git\"`). They stay " +
+			"searchable, and every call goes through the same policy, approval and pins. At most " +
+			strconv.Itoa(MaxVisibleTools) + " tools, whose definitions take at most " + strconv.Itoa(MaxDirectoryBytes) +
+			" bytes; a server's `visible` adds its own."},
 	}
 }
 
@@ -216,6 +229,8 @@ func (k ConfigKey) Expected() string {
 		return "one of " + strings.Join(k.Values, ", ")
 	case ConfigPath:
 		return `a file path, for example "~/.config/toolsearch/pins.json"`
+	case ConfigSelectors:
+		return fmt.Sprintf(`an array of at most %d tool selectors, for example ["mcp:memory:read_graph"]`, k.Max)
 	}
 	return fmt.Sprintf("a positive integer from %s to %s%s, for example %d", formatUint(k.Min), k.maxText(),
 		k.unitSuffix(), k.Default)
@@ -245,6 +260,8 @@ func (k ConfigKey) DefaultText() string {
 		return strconv.Quote(k.Values[0])
 	case ConfigPath:
 		return ""
+	case ConfigSelectors:
+		return "[]"
 	}
 	return strconv.FormatUint(k.Default, 10)
 }
@@ -258,6 +275,8 @@ func (k ConfigKey) RangeText() string {
 		return strings.Join(k.Values, ", ")
 	case ConfigPath:
 		return "a path"
+	case ConfigSelectors:
+		return "at most " + formatUint(k.Max) + " selectors"
 	}
 	return formatUint(k.Min) + "–" + k.maxText()
 }
@@ -385,6 +404,22 @@ func parseObject(obj map[string]any, chk *configCheck) Config {
 				continue
 			}
 			field.SetString(strings.TrimSpace(p))
+		case ConfigSelectors:
+			list, ok := selectorList(v)
+			switch {
+			case !ok:
+				chk.problems = append(chk.problems, wrongValue(key, v))
+			case uint64(len(list)) > key.Max:
+				chk.problems = append(chk.problems, fmt.Sprintf("%s has %d selectors: at most %d tools may be kept "+
+					"in view, or the tool list is as long as Tool Search is meant to avoid", key.Name, len(list), key.Max))
+			default:
+				if err := (&catalog.Policy{Agent: catalog.Rule{Allow: list}}).Validate(); err != nil {
+					// An unknown annotation would select nothing, in silence.
+					chk.problems = append(chk.problems, key.Name+": "+strings.TrimPrefix(err.Error(), catalog.ErrInvalidPolicy.Error()+": "))
+					continue
+				}
+				field.Set(reflect.ValueOf(list))
+			}
 		case ConfigInteger:
 			n, isNum := v.(json.Number)
 			u, positive := uint64(0), false
@@ -478,6 +513,23 @@ func setUint(v reflect.Value, n uint64) {
 func closest(s string, candidates []string) string {
 	best, _ := suggest.Closest(s, candidates)
 	return best
+}
+
+// selectorList reads an array of non-empty strings.
+func selectorList(v any) ([]string, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(arr))
+	for _, e := range arr {
+		s, ok := e.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, false
+		}
+		out = append(out, strings.TrimSpace(s))
+	}
+	return out, true
 }
 
 func knownMode(m Mode) bool {

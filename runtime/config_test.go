@@ -205,6 +205,9 @@ func TestConfigKeysDescribeEveryField(t *testing.T) {
 			} else {
 				assert.GreaterOrEqual(t, k.Max, k.Default, name)
 			}
+		case reflect.Slice:
+			assert.Equal(t, runtime.ConfigSelectors, k.Type, name)
+			assert.GreaterOrEqual(t, k.Max, uint64(1), "%s: Max bounds the entries", name)
 		default:
 			t.Errorf("Config.%s has type %s, which ConfigKeys cannot describe: add a ConfigType for it", f.Name, f.Type)
 		}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func FuzzParseConfig(f *testing.F) {
 		if strictErr == nil && err != nil {
 			t.Fatalf("CheckConfig accepted what ParseConfig refused: %v", err)
 		}
-		if strict != cfg {
+		if !reflect.DeepEqual(strict, cfg) {
 			t.Fatalf("CheckConfig resolved %+v, ParseConfig %+v", strict, cfg)
 		}
 	})

@@ -267,8 +267,14 @@ func (r *Run) build(feedTools []catalog.Tool, pending []PendingSource, changed <
 		cataloged = append(tools, clients...)
 		shown = directOnly(cataloged)
 	}
+	// Visible tools are shown as direct-only ones are, and stay in the catalog too.
+	firstVisible := len(shown)
+	if r.mode != ModeOff {
+		shown = append(shown, r.visibleTools(cataloged, policy)...)
+	}
 
 	var allowed []*catalog.Tool
+	visible := map[*catalog.Tool]bool{}
 	for i := range shown {
 		t := &shown[i]
 		if !policy.Allows(t) {
@@ -278,6 +284,9 @@ func (r *Run) build(feedTools []catalog.Tool, pending []PendingSource, changed <
 			return nil, fmt.Errorf("runtime: %w: a tool the model sees needs a name", catalog.ErrInvalidTool)
 		}
 		allowed = append(allowed, t)
+		if i >= firstVisible {
+			visible[t] = true
+		}
 	}
 	if r.mode != ModeOff {
 		if err := clientConflicts(clients, policy.Allows); err != nil {
@@ -287,6 +296,13 @@ func (r *Run) build(feedTools []catalog.Tool, pending []PendingSource, changed <
 	names, err := shownNames(allowed, r.control)
 	if err != nil {
 		return nil, err
+	}
+	// The bound is on what the model is shown, which is fixed when the run starts; a later rebuild (a ToolFeed
+	// change) keeps that list, so tools arriving later never stop the catalog from following them.
+	if r.st.Load() == nil {
+		if err := checkVisible(names, allowed, visible); err != nil {
+			return nil, err
+		}
 	}
 	for i, t := range allowed {
 		st.direct[names[i]] = t

@@ -55,7 +55,7 @@ func TestLoaderNamesEveryMistakenKey(t *testing.T) {
 		{"server field far off", `{mcpServers: {memory: {` + memory + `, color: "red"}}}`,
 			[]string{`unknown field mcpServers.memory.color is ignored (the fields of a server are alwaysAllow, args, ` +
 				`autoApprove, command, cwd, disabled, disabledTools, env, excludeTools, headers, isolation, lazy, maxInstances, startTimeoutMs, ` +
-				`trusted, type, url)`}, ""},
+				`trusted, type, url, visible)`}, ""},
 		{"Cline's timeout", `{mcpServers: {memory: {` + memory + `, timeout: 60}}}`,
 			[]string{`mcpServers.memory.timeout is ignored: Cline and Roo Code read it as a request timeout in ` +
 				`seconds, Claude Code and Gemini CLI in milliseconds; toolsearch bounds each call by its client's ` +
@@ -140,7 +140,7 @@ func TestConfigSetRefusesMistakenKeys(t *testing.T) {
 		{"unknown server field", []string{"mcpServers.memory.color", `"red"`}, exitFailure,
 			"toolsearch config set: unknown field mcpServers.memory.color is ignored (the fields of a server are " +
 				"alwaysAllow, args, autoApprove, command, cwd, disabled, disabledTools, env, excludeTools, headers, isolation, lazy, " +
-				"maxInstances, startTimeoutMs, trusted, type, url); PATH is unchanged\n"},
+				"maxInstances, startTimeoutMs, trusted, type, url, visible); PATH is unchanged\n"},
 		{"command with arguments", []string{"mcpServers.memory.command", "npx -y m"}, exitFailure,
 			`toolsearch config set: mcpServers.memory.command "npx -y m" has arguments in it: the command is started ` +
 				`as one program, without a shell; write "command": "npx", "args": ["-y", "m", "-y", "m"]; PATH is unchanged` + "\n"},

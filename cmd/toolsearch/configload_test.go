@@ -36,6 +36,8 @@ func everyKeyConfig(t *testing.T) string {
 			}
 		case runtime.ConfigPath:
 			toolSearch[k.Name] = t.TempDir() + "/pins.json"
+		case runtime.ConfigSelectors:
+			toolSearch[k.Name] = []string{"mcp:web:get_*"}
 		}
 	}
 	ts, err := json.Marshal(toolSearch)
@@ -48,6 +50,7 @@ func everyKeyConfig(t *testing.T) string {
       type: "stdio", disabled: false, trusted: true, startTimeoutMs: 20000, lazy: false,
       isolation: "per-client", maxInstances: 4,
       disabledTools: ["delete_*"], excludeTools: ["wipe"], autoApprove: ["read_*"], alwaysAllow: ["list_*"],
+      visible: ["read_notes"],
       timeout: 60, // Cline's, ignored with a warning
     },
     web: {url: "https://mcp.example.com/mcp", headers: {Authorization: "Bearer ${WEB_TOKEN}"}, type: "http"},

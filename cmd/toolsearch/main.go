@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"call":     {summary: "call one tool of a catalog file through the pipeline (a dry run)", run: traced("call", runCall)},
 		"mcp":      {summary: "serve Tool Search over the servers of an MCP config, to any MCP client", run: runMCP},
 		"pins":     {summary: "list or forget pinned tool definitions (tools.toolSearch.pinFile)", run: runPins},
+		"import":   {summary: "move the MCP servers of Claude Desktop, Cursor, VS Code, ... into toolsearch", run: runImport},
 	}
 }
 

@@ -76,6 +76,11 @@ func (s *Server) runRequest(sessionID, runID string) runtime.RunRequest {
 	return req
 }
 
+// listWaits says whether tools/list (and a call of a name not offered yet) waits for servers still starting: in
+// off mode, where every tool is listed, and when tools.toolSearch.visible keeps upstream tools in the list beside
+// the control tools, so that a client listing at connect sees them.
+func (s *Server) listWaits() bool { return s.off || len(s.rt.Config().Visible) > 0 }
+
 // awaitStarting is off mode's wait for servers still starting, before a tools/list or a tools/call of a name the
 // front does not offer yet: the SDK answers those from the tools registered with it, so the front brings its view
 // up to date first, until no server is starting with no tools, ready(), the wait's bound (the servers' own start

@@ -261,7 +261,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				return nil, err
 			}
 		}
-		if s.off && s.up != nil {
+		if s.listWaits() && s.up != nil {
 			// The SDK answers these from the tools registered with it: bring them up to date first.
 			switch p := req.GetParams().(type) {
 			case *sdk.ListToolsParams:

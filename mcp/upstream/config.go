@@ -91,6 +91,11 @@ type ServerConfig struct {
 	AutoApprove []string `json:"autoApprove,omitempty"`
 	// AlwaysAllow is Roo Code's name for autoApprove; when both are set, the two lists are merged.
 	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
+	// Visible are the tools of this server kept in the model's tool list beside the search tools, as
+	// tools.toolSearch.visible keeps them: true for every tool of the server, or a list of names as the server
+	// lists them ("*" globs allowed). They stay searchable, their calls go through the same pipeline, and the bounds of
+	// tools.toolSearch.visible count them.
+	Visible VisibleTools `json:"visible,omitempty"`
 }
 
 // MaxStartTimeoutMs is the largest ServerConfig.StartTimeoutMs: ten minutes.
