@@ -58,7 +58,7 @@ const BackupSuffix = ".toolsearch-backup"
 // The errors of an import. Each is wrapped with the path or server it is about.
 var (
 	// ErrImport is wrapped by every error below.
-	ErrImport = errors.New("import")
+	ErrImport = errors.New("cannot import")
 	// ErrUnknownClient: the file is no MCP config of a client Import knows.
 	ErrUnknownClient = fmt.Errorf("%w: not an MCP client config", ErrImport)
 	// ErrTargetExists: the toolsearch config to write exists, and this import does not merge into it.
@@ -306,7 +306,7 @@ func (p *Plan) readServers(root *json5.Value, path []string) {
 func selfEntry(entry map[string]any) (string, bool) {
 	cmd, _ := entry["command"].(string)
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(cmd, `\`, "/")))
-	if strings.TrimSuffix(base, ".exe") != "toolsearch" {
+	if strings.TrimSuffix(base, ".exe") != "toolsearch" && !isRunningBinary(cmd) {
 		return "", false
 	}
 	args, _ := entry["args"].([]any)
@@ -327,6 +327,18 @@ func selfEntry(entry map[string]any) (string, bool) {
 		}
 	}
 	return "", true
+}
+
+// isRunningBinary reports whether path is this very program, whatever the user named the binary: the entry a
+// first import wrote names it by its absolute path, and it must be recognised on the next import too.
+func isRunningBinary(path string) bool {
+	self, err := os.Executable()
+	if err != nil || !filepath.IsAbs(path) {
+		return false
+	}
+	a, errA := os.Stat(self)
+	b, errB := os.Stat(path)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 var vscodeInput = regexp.MustCompile(`\$\{input:([^}]*)\}`)

@@ -382,3 +382,22 @@ func TestImportFollowsASymlinkedClientFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, original, back)
 }
+
+// TestImportRecognisesItsOwnBinaryByPath: the entry a first import wrote names the binary by its absolute path, and
+// a user may have named that binary anything (ts, toolsearch-v2); the next import must still see toolsearch there
+// and not move it into its own config.
+func TestImportRecognisesItsOwnBinaryByPath(t *testing.T) {
+	ctx := context.Background()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	require.NotEqual(t, "toolsearch", strings.TrimSuffix(filepath.Base(self), ".exe"), "the test binary has another name")
+	path := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	entry, err := json.Marshal(map[string]any{"command": self, "args": []string{"mcp", "serve", "--config", "/x/ts.json5"}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers": {"renamed": `+string(entry)+`}}`), 0o644))
+	plan, err := config.ReadClientFile(ctx, config.ClientFile{Path: path})
+	require.NoError(t, err)
+	assert.Equal(t, "renamed", plan.Toolsearch)
+	assert.Equal(t, "/x/ts.json5", plan.ToolsearchConfig)
+	assert.Empty(t, plan.Servers, "toolsearch is not nested in itself")
+}
