@@ -55,15 +55,18 @@ func dialCommand(u *server) (*dialed, error) {
 	// A grandchild that keeps stderr open must not keep Wait waiting.
 	cmd.WaitDelay = u.src.opts.closeTimeout / 4
 	ownProcessGroup(cmd)
+	reap := startReaper()
 	err = cmd.Start()
 	stdinR.Close() // the child has its own copies now
 	stdoutW.Close()
 	if err != nil {
+		reap.stop()
 		stdinW.Close()
 		stdoutR.Close()
 		return nil, err
 	}
-	p := &process{pid: cmd.Process.Pid, exited: make(chan struct{})}
+	reap.watch(cmd.Process.Pid)
+	p := &process{pid: cmd.Process.Pid, exited: make(chan struct{}), reaper: reap}
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
@@ -109,6 +112,7 @@ type readCloser struct {
 type process struct {
 	pid    int
 	exited chan struct{}
+	reaper *reaper // kills the group if this process dies first; stopped once the group is stopped here
 
 	mu    sync.Mutex
 	state *os.ProcessState
@@ -136,6 +140,7 @@ func (p *process) stop(deadline time.Time) {
 	}
 	signalProcessGroup(p.pid, true)
 	wait(time.Now().Add(killGrace))
+	p.reaper.stop()
 }
 
 // terminate ends the process group of a start that failed, while the server may still be installing itself:
@@ -153,6 +158,7 @@ func (p *process) terminate(grace time.Duration) {
 	case <-p.exited:
 	case <-time.After(killGrace):
 	}
+	p.reaper.stop()
 }
 
 // describe says how the process ended ("exit status 1", "signal: killed"), or "" while it runs.
