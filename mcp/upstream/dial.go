@@ -20,7 +20,7 @@ import (
 
 // dialConfigured opens the transport a ServerConfig describes.
 func dialConfigured(_ context.Context, u *server) (*dialed, error) {
-	if u.cfg.URL != "" {
+	if u.config().URL != "" {
 		return dialHTTP(u, os.LookupEnv)
 	}
 	return dialCommand(u)
@@ -31,10 +31,10 @@ func dialConfigured(_ context.Context, u *server) (*dialed, error) {
 // child gets its own process group, so that stopping it also stops what it spawned (npx runs the real server
 // as a grandchild).
 func dialCommand(u *server) (*dialed, error) {
-	if err := checkCommand(u.cfg); err != nil {
+	if err := checkCommand(u.config()); err != nil {
 		return nil, err
 	}
-	env, err := expandEnv(u.cfg.Env, os.LookupEnv)
+	env, err := expandEnv(u.config().Env, os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +48,9 @@ func dialCommand(u *server) (*dialed, error) {
 		stdinW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+	cmd := exec.Command(u.config().Command, u.config().Args...)
 	cmd.Env = mergeEnv(mergeEnv(inherited(os.Environ(), goruntime.GOOS), u.src.opts.childEnv), env)
-	cmd.Dir = u.cfg.Cwd
+	cmd.Dir = u.config().Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, u.stderr
 	// A grandchild that keeps stderr open must not keep Wait waiting.
 	cmd.WaitDelay = u.src.opts.closeTimeout / 4

@@ -67,6 +67,7 @@ func (stdio) Close() error { return nil }
 //   - garbage: writes a line that is not JSON-RPC, then waits;
 //   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too;
 //   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does;
+//   - broken-install: writes what Node.js does when a package of its install is missing, and exits with status 1;
 //   - hang: leaves a grandchild (its pid on stderr) and never answers initialize, as a runner installing;
 //   - bigpages, bomb: hostile listings (see hostileListing).
 func runChild(behavior string) int {
@@ -83,6 +84,9 @@ func runChild(behavior string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		return 2
+	case "broken-install":
+		fmt.Fprint(os.Stderr, nodeModuleNotFound)
+		return 1
 	case "garbage":
 		fmt.Println("Server starting... (this line is not JSON-RPC)")
 		time.Sleep(time.Minute)

@@ -47,12 +47,12 @@ func packageRunner(command string, args []string) (string, bool) {
 // startTimeoutMs, else Options.StartTimeout, else the default for the kind of command.
 func (u *server) startTimeout() time.Duration {
 	switch {
-	case u.cfg.StartTimeoutMs > 0:
-		return time.Duration(u.cfg.StartTimeoutMs) * time.Millisecond
+	case u.config().StartTimeoutMs > 0:
+		return time.Duration(u.config().StartTimeoutMs) * time.Millisecond
 	case u.src.opts.startTimeoutSet:
 		return u.src.opts.startTimeout
 	}
-	if _, ok := packageRunner(u.cfg.Command, u.cfg.Args); ok && u.cfg.URL == "" {
+	if _, ok := packageRunner(u.config().Command, u.config().Args); ok && u.config().URL == "" {
 		return DefaultPackageRunnerStartTimeout
 	}
 	return u.src.opts.startTimeout
@@ -61,7 +61,7 @@ func (u *server) startTimeout() time.Duration {
 // retryDelay is the wait before the next attempt: the backoff, and for a package runner whose attempt ran out
 // of time at least a quarter of its start timeout, so that a slow install is not restarted every few seconds.
 func (u *server) retryDelay(backoff time.Duration, timedOut bool) time.Duration {
-	if _, ok := packageRunner(u.cfg.Command, u.cfg.Args); ok && timedOut {
+	if _, ok := packageRunner(u.config().Command, u.config().Args); ok && timedOut {
 		return max(backoff, u.startTimeout()/4)
 	}
 	return backoff
