@@ -78,7 +78,7 @@ func dialCommand(u *server) (*dialed, error) {
 	stdout := readCloser{Reader: newNoiseFilter(stdoutR, u.noiseReport), Closer: stdoutR}
 	transport := &sdk.IOTransport{Reader: stdout, Writer: seam.NewBoundedWriter(stdinW, u.src.opts.callTimeout),
 		MaxLineLength: MaxMessageBytes}
-	return &dialed{transport: transport, stop: p.stop, terminate: p.terminate, exit: p.describe}, nil
+	return &dialed{transport: transport, stop: p.stop, terminate: p.terminate, exit: p.describe, pgid: p.pid}, nil
 }
 
 // checkCommand names what is missing before a start fails with an error that points elsewhere: exec reports a
@@ -213,6 +213,8 @@ type dialed struct {
 	// terminate, when set, ends a process whose start failed gently: SIGTERM, then SIGKILL after the grace.
 	terminate func(grace time.Duration)
 	exit      func() string
+	// pgid is the process group the dial started (0: none), whose activity tells a runner's progress.
+	pgid int
 	// filtersListings is set by a transport that applies the listing filter itself (streamable HTTP, whose
 	// connection the SDK must see unwrapped); every other transport gets listingTransport around it.
 	filtersListings bool

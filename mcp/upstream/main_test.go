@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -68,6 +69,7 @@ func (stdio) Close() error { return nil }
 //   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too;
 //   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does;
 //   - broken-install: writes what Node.js does when a package of its install is missing, and exits with status 1;
+//   - install: works the CPU for INSTALL_SECONDS without reading stdin or writing, then serves as echo;
 //   - hang: leaves a grandchild (its pid on stderr) and never answers initialize, as a runner installing;
 //   - bigpages, bomb: hostile listings (see hostileListing).
 func runChild(behavior string) int {
@@ -84,6 +86,11 @@ func runChild(behavior string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		return 2
+	case "install":
+		// A runner installing: busy, silent, deaf to stdin, for INSTALL_SECONDS; then a server.
+		secs, _ := strconv.Atoi(os.Getenv("INSTALL_SECONDS"))
+		for end := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(end); {
+		}
 	case "broken-install":
 		fmt.Fprint(os.Stderr, nodeModuleNotFound)
 		return 1

@@ -7,10 +7,9 @@ import (
 )
 
 // DefaultPackageRunnerStartTimeout is the start timeout of a server started by a package runner (npx, uvx,
-// pipx, bunx, docker run, ...) when neither its config nor Options.StartTimeout sets one. Its first start
-// fetches and installs the server: one cold `npx -y` of a reference server took 7–8 s here, and eight at once
-// on two cores about a minute, so it is twice that. An attempt cut short mid-install costs the whole install
-// again.
+// pipx, bunx, docker run, ...) when neither its config nor Options.StartTimeout sets one. A runner's start
+// timeout counts from its last sign of progress (startclock.go), so an install that keeps working is never cut
+// short by it; this is how long a runner may do nothing at all before it is stopped.
 const DefaultPackageRunnerStartTimeout = 2 * time.Minute
 
 // stopGrace is how long a server whose start failed gets between SIGTERM and SIGKILL. A package runner killed

@@ -143,6 +143,9 @@ func (u *server) supervise() {
 	}
 }
 
+// errRestarting ends an attempt that Restart or Reconfigure cut short.
+var errRestarting = errors.New("restarting")
+
 // RepeatedFailures is how many identical failures in a row make a server wait DefaultRepeatedFailureDelay
 // before its next attempt.
 const RepeatedFailures = 3
@@ -275,11 +278,19 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 		default:
 		}
 	}
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(parent)
 	u.mu.Lock()
-	u.cancelAttempt = cancel
+	u.cancelAttempt = func() { cancel(errRestarting) }
 	u.mu.Unlock()
+	clocked := make(chan struct{})
+	go func() {
+		defer close(clocked)
+		u.clockStart(ctx, began, timeout, cancel)
+	}()
+	defer func() {
+		cancel(nil)
+		<-clocked
+	}()
 
 	conn, err := u.dial(ctx, u)
 	if err != nil {
@@ -322,8 +333,8 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 // explain turns a failed attempt into the reason a person needs: a timeout says so, a dead process says how
 // it died and what it last wrote to stderr.
 func (u *server) explain(ctx context.Context, conn *dialed, err error) error {
-	if ctx.Err() != nil && u.src.ctx.Err() == nil {
-		err = fmt.Errorf("no answer within %s: %w", u.startTimeout(), context.DeadlineExceeded)
+	if cause := context.Cause(ctx); ctx.Err() != nil && u.src.ctx.Err() == nil && errors.Is(cause, context.DeadlineExceeded) {
+		err = cause
 	}
 	return u.withExit(conn, err)
 }

@@ -18,6 +18,7 @@ type stderrTail struct {
 	forward io.Writer
 
 	mu      sync.Mutex
+	written uint64 // bytes written in all, a sign of life
 	buf     []byte // the last stderrTailBytes bytes
 	partial []byte // an unfinished line waiting to be forwarded
 }
@@ -33,6 +34,7 @@ func newStderrTail(name string, forward io.Writer) *stderrTail {
 func (t *stderrTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.written += uint64(len(p))
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > stderrTailBytes {
 		t.buf = append(t.buf[:0], textcut.Suffix(t.buf, stderrTailBytes)...)
@@ -52,6 +54,12 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+func (t *stderrTail) bytesWritten() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.written
 }
 
 // reset forgets what an earlier process wrote, so failures quote only the current one.
