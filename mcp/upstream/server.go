@@ -315,6 +315,9 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 		return nil, nil, &ServerError{Server: u.name, Op: "list tools", Err: u.explain(ctx, conn, err)}
 	}
 	took := time.Since(began)
+	u.feat.mu.Lock()
+	u.feat.listed = false // this session's resources and prompts are listed next (watchFeatures)
+	u.feat.mu.Unlock()
 	u.adoptListing(l)
 	tools := l.kept
 	u.mu.Lock()
