@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,9 @@ func progressOf(ctx context.Context, req sdk.Request) func(runtime.WaitProgress)
 	params := req.GetParams()
 	if ss == nil || params == nil {
 		return nil
+	}
+	if v := reflect.ValueOf(params); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil // a request sent without params arrives as a typed nil
 	}
 	token := params.GetMeta()["progressToken"]
 	if token == nil {
