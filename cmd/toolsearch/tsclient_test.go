@@ -733,3 +733,63 @@ func TestTSClientProfilesOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestTSClientHungServerDoesNotDelayAnswers: beside a server that never answers initialize (start timeout a
+// minute), a client of the TypeScript SDK searches for a ready server's tool the moment it has connected, and
+// lists resources, templates and prompts of a real server (server-everything) that is starting too. The search
+// takes no longer than the control, the same calls without the hung server, and no list is empty because a
+// server was starting. A wrong front waits for the hung server on every search.
+func TestTSClientHungServerDoesNotDelayAnswers(t *testing.T) {
+	node, script := requireTSClient(t)
+	everything, err := filepath.Abs("../../mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	require.NoError(t, err)
+	if _, err := os.Stat(everything); err != nil {
+		requireTSClient(t)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("server-everything is not installed: run npm ci in mcp/testdata/npm")
+		}
+		t.Skip("server-everything is not installed: run npm ci in mcp/testdata/npm")
+	}
+	bin := toolsearchBinary(t)
+	config := func(mode string, hung bool) string {
+		extra := fmt.Sprintf("\n    everything: {command: %q, args: [%q, \"stdio\"]},", node, everything)
+		if hung {
+			extra += fmt.Sprintf("\n    silent: {command: %q, args: [\"-test.run=^$\"], env: {%q: \"hung\"}, startTimeoutMs: 60000},",
+				os.Args[0], upstreamEnv)
+		}
+		return slowServersConfig(t, mode, 0, extra)
+	}
+	for _, mode := range []string{"tools", "code"} {
+		t.Run(mode, func(t *testing.T) {
+			call := map[string]any{"name": "tool_search", "arguments": map[string]any{"query": "send an email"}}
+			if mode == "code" {
+				call = map[string]any{"name": "tool_search_code", "arguments": map[string]any{"code": `
+					return (await openclaw.tools.search("send an email")).map(h => h.id)`}}
+			}
+			run := func(hung bool) (took int, res tsResult) {
+				res = tsCall(t, node, script, map[string]any{"command": bin, "args": []string{"mcp", "serve", "--config", config(mode, hung)},
+					"calls": []map[string]any{call}, "lists": []string{"resources", "resourceTemplates", "prompts"}})
+				for _, r := range res.Results {
+					require.Empty(t, r.Error, "%s failed as a request", r.Name)
+					switch r.Name {
+					case "resources", "resourceTemplates", "prompts":
+						assert.NotEqual(t, "0", r.Text, "%s listed right after connecting is not empty", r.Name)
+					default:
+						assert.Contains(t, r.Text, "mcp:mail:send_email")
+						took = r.TookMs
+					}
+				}
+				return took, res
+			}
+			controlTook, _ := run(false)
+			took, res := run(true)
+			t.Logf("%s mode: the search beside a hung server took %d ms, the control %d ms", mode, took, controlTook)
+			assert.Less(t, took, controlTook+2000, "the hung server is not waited for")
+			for _, r := range res.Results {
+				if r.Name == call["name"] {
+					assert.Regexp(t, `[Ss]erver \\?"silent\\?" is still starting`, r.Text, "the answer names the server still starting")
+				}
+			}
+		})
+	}
+}
