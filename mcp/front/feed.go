@@ -103,6 +103,13 @@ func (s *Server) offered(name string) bool {
 	return ok
 }
 
+// offersAny reports whether the front offers any tool right now.
+func (s *Server) offersAny() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.exposed) > 0
+}
+
 // unknownWhileStarting is off mode's answer to a call of a tool no server offers while some servers are not
 // ready: the model hears which, rather than that the tool does not exist.
 func unknownWhileStarting(name string, pending []runtime.PendingSource) *sdk.CallToolResult {

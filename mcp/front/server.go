@@ -265,7 +265,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			// The SDK answers these from the tools registered with it: bring them up to date first.
 			switch p := req.GetParams().(type) {
 			case *sdk.ListToolsParams:
-				s.awaitStarting(ctx, progressOf(ctx, req), func() bool { return false })
+				// An empty list waits; a list with tools is the truth so far, and tools/list_changed follows.
+				s.awaitStarting(ctx, progressOf(ctx, req), s.offersAny)
 			case *sdk.CallToolParamsRaw:
 				if !s.offered(p.Name) {
 					pending := s.awaitStarting(ctx, progressOf(ctx, req), func() bool { return s.offered(p.Name) })
