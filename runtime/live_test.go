@@ -361,3 +361,32 @@ func TestDefaultWaitFitsTheClientTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A describe or call of a ready server's tool id is answered at once beside a server that never finishes
+// starting; the control is the same call without it.
+func TestLookupAnswersAtOnceBesideAHungServer(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeTools, nil)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{runtime.ToolDescribeName, map[string]any{"id": "mcp:memory:create_entities"}, `"parameters"`},
+		{runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities", "args": map[string]any{"names": []string{"a"}}}, "FAKE_PLUGIN_OK create_entities"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			do := func(feed *testFeed) (*runtime.CallResult, time.Duration) {
+				run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+				require.NoError(t, err)
+				defer run.Close()
+				began := time.Now()
+				return executeIn(t, testCtx(t), run, tc.tool, tc.args), time.Since(began)
+			}
+			control, controlTook := do(newTestFeed(memoryTools()))
+			res, took := do(newTestFeed(memoryTools(), starting("hung", time.Minute)))
+			assert.Contains(t, control.Content, tc.want)
+			assert.Contains(t, res.Content, tc.want)
+			assert.Less(t, took, controlTook+2*time.Second, "the hung server is not waited for")
+		})
+	}
+}
