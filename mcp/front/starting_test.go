@@ -132,3 +132,43 @@ func TestListsRightAfterConnectAreNotEmpty(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, prompts.Prompts, 1)
 }
+
+// A tools/call that has to wait for a server still starting (its answer would otherwise be empty) sends progress
+// notifications under the client's token while it waits, so a client that resets its timeout on progress keeps
+// waiting; the server comes up once the first one has arrived, and the answer has its tool.
+func TestCallWaitingForAServerSendsProgress(t *testing.T) {
+	issues := newFakeServer(0)
+	issues.AddTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
+	release := make(chan struct{})
+	var once sync.Once
+	slow := func(ctx context.Context, tg *target) (*dialed, error) {
+		<-release
+		return issues.dial(ctx, tg)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	src, err := newSource(ctx, inMemoryConfig("issues"), fastOptions(nil), dialers(map[string]dialFunc{"issues": slow}))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		once.Do(func() { close(release) })
+		require.NoError(t, src.Close(context.Background()))
+	})
+	srv := newTestServer(t, newTestRuntime(t, runtime.ModeTools), src, nil)
+	progress := make(chan *sdk.ProgressNotificationParams, 100)
+	sess := connectStdioWith(t, srv, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			progress <- req.Params
+			once.Do(func() { close(release) })
+		},
+	}, "")
+	params := &sdk.CallToolParams{Name: runtime.ToolSearchName, Arguments: map[string]any{"query": "create an issue"}}
+	params.SetProgressToken("call-1")
+	res, err := sess.CallTool(t.Context(), params)
+	require.NoError(t, err)
+	assert.Contains(t, resultText(res), "mcp:issues:create_issue")
+	require.NotEmpty(t, progress, "the wait sent progress")
+	p := <-progress
+	assert.Equal(t, "call-1", p.ProgressToken)
+	assert.Contains(t, p.Message, `"issues"`)
+	assert.Positive(t, p.Total, "the wait's bound, in seconds")
+}
