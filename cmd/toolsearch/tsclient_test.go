@@ -223,7 +223,8 @@ func serveHTTPEnv(t *testing.T, bin, cfg string, env []string) (string, *lockedB
 
 // TestTSClientCallsAtOnceWhileServersStart is the first contact of most users: an MCP client of the official
 // TypeScript SDK starts `toolsearch mcp serve` and calls the moment initialize is answered, while the servers
-// behind it still take 2 s to start. Every call waits for them and succeeds; none is told a tool is missing.
+// behind it still take 2 s to start. Every call waits for the server it needs and succeeds; none is told a tool
+// is missing.
 func TestTSClientCallsAtOnceWhileServersStart(t *testing.T) {
 	node, script := requireTSClient(t)
 	bin := toolsearchBinary(t)
@@ -247,7 +248,9 @@ func TestTSClientCallsAtOnceWhileServersStart(t *testing.T) {
 					require.Empty(t, r.Error, "%s failed as a request", r.Name)
 					assert.False(t, r.IsError, "%s: %s", r.Name, r.Text)
 					assert.Less(t, r.SentAfterInitializeMs, startMs/2, "%s was sent while the servers were starting", r.Name)
-					for _, lie := range []string{"No tool", "Unknown tool", "not available", "still starting"} {
+					// A call answered from the server that came up first may name the other as still starting:
+					// that is the truth, not a missing tool.
+					for _, lie := range []string{"No tool", "Unknown tool", "not available"} {
 						assert.NotContains(t, r.Text, lie, r.Name)
 					}
 					texts = append(texts, r.Text)
