@@ -787,7 +787,7 @@ func TestTSClientHungServerDoesNotDelayAnswers(t *testing.T) {
 			controlTook, _ := run(false)
 			took, res := run(true)
 			t.Logf("%s mode: the search beside a hung server took %d ms, the control %d ms", mode, took, controlTook)
-			assert.Less(t, took, controlTook+2000, "the hung server is not waited for")
+			assert.Less(t, took, controlTook+10_000, "the hung server (55 s of waiting, or its minute) is not waited for")
 			for _, r := range res.Results {
 				if r.Name == call["name"] {
 					assert.Regexp(t, `[Ss]erver \\?"silent\\?" is still starting`, r.Text, "the answer names the server still starting")

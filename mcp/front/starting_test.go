@@ -75,7 +75,7 @@ func TestHungServerDoesNotDelayAnswers(t *testing.T) {
 			assert.Contains(t, text, "mcp:issues:create_issue")
 			assert.Regexp(t, `Server \\?"hung\\?" is still starting`, text)
 			t.Logf("%s mode: beside a hung server %s, control %s", mode, took.Round(time.Millisecond), controlTook.Round(time.Millisecond))
-			assert.Less(t, took, controlTook+2*time.Second, "the hung server is not waited for")
+			assert.Less(t, took, controlTook+10*time.Second, "the hung server (55 s of waiting, or its minute) is not waited for")
 		})
 	}
 }
