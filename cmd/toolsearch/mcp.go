@@ -360,9 +360,10 @@ func serveMCP(ctx context.Context, lc *loadedConfig, cfg runtime.Config, sf serv
 	// A changed entry (or SIGHUP) restarts its server, without restarting the client.
 	watching, stopWatching := context.WithCancel(ctx)
 	watched := make(chan struct{})
+	hup := notifyHUP()
 	go func() {
 		defer close(watched)
-		watchConfig(watching, sf.configPath, src, stderr)
+		watchConfig(watching, sf.configPath, src, stderr, hup)
 	}()
 	defer func() {
 		stopWatching()

@@ -120,6 +120,13 @@ func runRestart(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitFailure
 }
 
+// notifyHUP registers for SIGHUP, which mcp serve takes as "re-read the config file" rather than as the end.
+func notifyHUP() chan os.Signal {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup
+}
+
 // configPollInterval is how often mcp serve looks at its config file for a change.
 const configPollInterval = time.Second
 
@@ -129,9 +136,9 @@ const configPollInterval = time.Second
 // servers are reloaded; the rest of the file (mode, policy, profiles) applies at the next start, and the
 // progress output says so when it changed. A file that does not load is reported and changes nothing. It
 // returns when ctx ends.
-func watchConfig(ctx context.Context, path string, src *upstream.Source, stderr io.Writer) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+// hup must already be registered for SIGHUP (signal.Notify), so that none arriving once mcp serve has said it
+// serves ends the process; watchConfig stops it.
+func watchConfig(ctx context.Context, path string, src *upstream.Source, stderr io.Writer, hup chan os.Signal) {
 	defer signal.Stop(hup)
 	tick := time.NewTicker(configPollInterval)
 	defer tick.Stop()

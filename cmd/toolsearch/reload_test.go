@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,6 +56,10 @@ func TestMCPServeReloadsAChangedEntryAndRestartsByName(t *testing.T) {
 	require.Equal(t, exitOK, run(ctx, []string{"mcp", "restart", "--url", base, "mail"}, strings.NewReader(""), &out, &errOut), errOut.String())
 	assert.Equal(t, "mail: restarting\n", out.String())
 	waitFor("mcp: mail: ready", 2)
+
+	// SIGHUP re-reads the file too (mcp serve registered for it before it said it serves).
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	waitFor("re-read "+cfg+" (SIGHUP): no server's entry changed", 1)
 
 	errOut = lockedBuffer{}
 	assert.Equal(t, exitFailure, run(ctx, []string{"mcp", "restart", "--url", base, "gitlab"}, strings.NewReader(""), &out, &errOut))
