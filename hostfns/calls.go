@@ -180,12 +180,15 @@ func (t *callTable) lookup(op string, run func(context.Context) (json.RawMessage
 	if left <= 0 {
 		return nil, exhausted
 	}
-	ctx, cancel := context.WithTimeout(t.ctx, left)
+	// A budget that Suspend holds, like the run's deadline: a lookup waiting for something that is not the
+	// script's doing (a server still starting) neither spends the script's host time nor is cut short by it.
+	budget := wasm.NewDeadline(left)
+	defer budget.Stop()
+	ctx, cancel := budget.Context(t.ctx)
 	defer cancel()
-	since := time.Now()
-	value, err := run(ctx)
+	value, err := run(context.WithValue(ctx, lookupBudgetKey{}, budget))
 	t.mu.Lock()
-	t.hostTime += time.Since(since)
+	t.hostTime += budget.Spent()
 	t.mu.Unlock()
 	if err != nil && ctx.Err() != nil && t.ctx.Err() == nil {
 		return nil, exhausted

@@ -64,14 +64,25 @@ type Bridge interface {
 // stops running (within a fuel slice) until resume is called. It is for waits that are not the script's doing,
 // such as a person approving a tool call; the caller bounds the wait itself. Outside a bridge call it does
 // nothing. resume is idempotent.
+// Inside a search or describe it also holds that lookup's share of RunOptions.MaxHostTime.
 func Suspend(ctx context.Context) (resume func()) {
-	if d, ok := ctx.Value(deadlineKey{}).(*wasm.Deadline); ok {
-		return d.Hold()
+	var releases []func()
+	for _, key := range []any{deadlineKey{}, lookupBudgetKey{}} {
+		if d, ok := ctx.Value(key).(*wasm.Deadline); ok {
+			releases = append(releases, d.Hold())
+		}
 	}
-	return func() {}
+	return func() {
+		for _, release := range releases {
+			release()
+		}
+	}
 }
 
-type deadlineKey struct{}
+type (
+	deadlineKey     struct{}
+	lookupBudgetKey struct{} // the host time one search or describe may take (callTable.lookup)
+)
 
 // Options configure a Sandbox. A nil *Options is valid.
 type Options struct {

@@ -36,10 +36,6 @@ func (r *Run) runCode(ctx context.Context, callID, code string) (*CallResult, er
 	if sb == nil {
 		return failed("tool_search_code is unavailable: " + unavailable + "."), nil
 	}
-	// A script's searches may only take a small share of its time, too little to wait for a server that is still
-	// starting: the script waits for those before it starts (bounded by the same budget as any call), and its
-	// searches then see every tool that came.
-	r.settle(ctx)
 	cfg := r.rt.cfg
 	timeout := time.Duration(cfg.CodeTimeoutMs) * time.Millisecond
 	b := &codeBridge{run: r, parent: callID}

@@ -29,7 +29,7 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ctx = r.withBudgets(ctx)
+	ctx = r.withBudgets(ctx, call)
 	ctx, span := r.startModelCall(ctx, call)
 	var res *CallResult
 	var err error
@@ -53,10 +53,10 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) (*CallResult, error) {
 // executeNamed runs a call of a tool the model named directly: a tool it sees, or in directory mode a hidden tool
 // by its exact, unique name. A name the run does not know while sources are still starting waits for them.
 func (r *Run) executeNamed(ctx context.Context, call ToolCall) (*CallResult, error) {
-	st := r.refresh()
-	if _, found := r.direct(st, call.Name); !found && anyStarting(st.pending) {
-		st = r.settle(ctx)
-	}
+	st := r.settle(ctx, func(st *runState) bool {
+		_, found := r.direct(st, call.Name)
+		return found
+	})
 	t, found := r.direct(st, call.Name)
 	switch {
 	case t != nil:
@@ -332,13 +332,14 @@ func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequ
 	ctx, span := r.rt.tel.step(ctx, SpanSearch, "")
 	defer r.endSearch(ctx, span, info)
 	defer r.recordIn(ctx, Record{Type: RecordSearch, Search: info})
-	st := r.settle(ctx)
 	var found []catalog.Hit
-	if len(req.queries) == 1 {
-		found, err = st.cat.Search(ctx, req.queries[0], req.limit)
-	} else {
-		found, err = st.cat.SearchBatch(ctx, req.queries, req.limit)
-	}
+	// An answer that the ready sources give well (hits, and every word of each query known to some tool) is given
+	// at once, naming the sources still starting; only one that would be empty or miss words waits for them.
+	st := r.settle(ctx, func(st *runState) bool {
+		hits, err := searchIn(ctx, st, req)
+		return err != nil || goodAnswer(st, req, hits)
+	})
+	found, err = searchIn(ctx, st, req)
 	if err != nil {
 		info.Error = err.Error()
 		return nil, nil, err
@@ -357,18 +358,39 @@ func (r *Run) search(ctx context.Context, callID string, via Via, req searchRequ
 	return hits, missing, nil
 }
 
+// searchIn runs the queries of req over st's catalog.
+func searchIn(ctx context.Context, st *runState, req searchRequest) ([]catalog.Hit, error) {
+	if len(req.queries) == 1 {
+		return st.cat.Search(ctx, req.queries[0], req.limit)
+	}
+	return st.cat.SearchBatch(ctx, req.queries, req.limit)
+}
+
+// goodAnswer reports whether hits answer req without the sources still starting: there are hits, and no word
+// of any query is missing from every tool of st (a word no ready tool has may be a starting server's).
+func goodAnswer(st *runState, req searchRequest, hits []catalog.Hit) bool {
+	if len(hits) == 0 {
+		return false
+	}
+	for _, q := range req.queries {
+		if len(st.cat.Unmatched(q)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // lookup resolves an id or name the model wrote to a tool the policy allows now. An id the run does not know
 // while sources are still starting waits for them (bounded); one whose server is not ready says so, and an
 // unknown one gets suggestions and the sources the run could not look in.
 // A tool the policy denies now is unknown to describe (denyUnknown); a call of it reaches the pipeline, which
 // blocks it and says so.
 func (r *Run) lookup(ctx context.Context, id string, denyUnknown bool) (*runState, *catalog.Tool, error) {
-	st := r.refresh()
+	st := r.settle(ctx, func(st *runState) bool {
+		_, err := r.lookupIn(st, id, denyUnknown)
+		return err == nil
+	})
 	t, err := r.lookupIn(st, id, denyUnknown)
-	if err != nil && anyStarting(st.pending) {
-		st = r.settle(ctx)
-		t, err = r.lookupIn(st, id, denyUnknown)
-	}
 	var unknown *catalog.UnknownToolError
 	if !errors.As(err, &unknown) {
 		return st, t, err

@@ -45,10 +45,37 @@ type PendingSource struct {
 	RetryAt time.Time
 }
 
-// DefaultMaxSourceWait bounds how long one Execute waits, in all, for sources that are still starting. It is
-// shorter than the request timeouts of common MCP clients (60 s), so that a model hears "still starting,
-// retry" rather than nothing.
-const DefaultMaxSourceWait = 20 * time.Second
+// DefaultMaxSourceWait bounds how long one Execute waits, in all, for sources that are still starting. A call
+// waits only when its answer would otherwise be empty, unknown or a false "no such tool" (an answer that the
+// sources that are ready can give is given at once), so the wait may use most of the request timeout of common
+// MCP clients (60 s, the TypeScript SDK's default) and still leave the answer room to arrive; a tool_search_code
+// run gets this less its own timeout (CodeTimeoutMs), since the script runs after what it waited for.
+const DefaultMaxSourceWait = 55 * time.Second
+
+// minCodeSourceWait is the least a tool_search_code run may wait for starting sources when its own timeout
+// leaves less of DefaultMaxSourceWait.
+const minCodeSourceWait = 5 * time.Second
+
+// WaitProgress is one report of a call waiting for sources still starting (see WithWaitProgress).
+type WaitProgress struct {
+	Waited  time.Duration // since the wait began
+	Bound   time.Duration // the longest the wait may take in all, from when it began
+	Message string        // for a person: which servers it waits for
+}
+
+// waitProgressEvery is how often a wait reports while it lasts: often enough for a client that resets its
+// request timeout on progress (the TypeScript SDK's resetTimeoutOnProgress) with a timeout of a few seconds.
+const waitProgressEvery = 2 * time.Second
+
+type waitProgressKey struct{}
+
+// WithWaitProgress returns a context under which Execute reports, through report, each time a call has waited
+// waitProgressEvery for sources still starting (and once as it begins to wait): a front passes these on as MCP
+// progress notifications, so that a client resetting its timeout on progress keeps waiting. report must not
+// block.
+func WithWaitProgress(ctx context.Context, report func(WaitProgress)) context.Context {
+	return context.WithValue(ctx, waitProgressKey{}, report)
+}
 
 // maxSourceNotes bounds the sources one notice names: a front with hundreds of failed servers still answers in a
 // few lines.
@@ -60,7 +87,7 @@ type waitBudgetKey struct{}
 
 // withBudgets gives one Execute its bounds on waits that are not the model's doing: for approvals (all of them
 // together at most approvalTimeoutMs) and for sources still starting (MaxSourceWait).
-func (r *Run) withBudgets(ctx context.Context) context.Context {
+func (r *Run) withBudgets(ctx context.Context, call ToolCall) context.Context {
 	ctx = context.WithValue(ctx, approvalBudgetKey{},
 		&approvalBudget{remain: time.Duration(r.rt.cfg.ApprovalTimeoutMs) * time.Millisecond})
 	if r.req.Feed == nil {
@@ -69,6 +96,9 @@ func (r *Run) withBudgets(ctx context.Context) context.Context {
 	wait := r.req.MaxSourceWait
 	if wait <= 0 {
 		wait = DefaultMaxSourceWait
+		if call.Name == ToolSearchCodeName && r.control[call.Name] {
+			wait = max(wait-time.Duration(r.rt.cfg.CodeTimeoutMs)*time.Millisecond, minCodeSourceWait)
+		}
 	}
 	return context.WithValue(ctx, waitBudgetKey{}, time.Now().Add(wait))
 }
@@ -114,39 +144,85 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// settle waits, bounded, until no source of the run is still starting, and returns the state to answer from:
-// until every starting source has finished its attempt (or its ReadyBy has passed), the Execute's wait budget is
-// spent, or ctx ends. In code mode the script is suspended meanwhile, its deadline held: a server starting is not
-// the script's doing, and the wait has its own bounds.
-func (r *Run) settle(ctx context.Context) *runState {
+// settle waits, bounded, until the answer no longer depends on sources still starting, and returns the state to
+// answer from: until answered(state) holds (nil: never), no source of the run is starting any more (each has
+// finished its attempt, or its ReadyBy has passed), the Execute's wait budget is spent, or ctx ends. In code mode
+// the script is suspended meanwhile, its deadline held: a server starting is not the script's doing, and the
+// wait has its own bounds. While it waits it reports progress (WithWaitProgress).
+func (r *Run) settle(ctx context.Context, answered func(*runState) bool) *runState {
 	st := r.refresh()
-	if r.req.Feed == nil || !anyStarting(st.pending) {
+	if r.req.Feed == nil || !anyStarting(st.pending) || (answered != nil && answered(st)) {
 		return st
 	}
 	budget, _ := ctx.Value(waitBudgetKey{}).(time.Time)
 	resume := hostfns.Suspend(ctx)
 	defer resume()
+	report, _ := ctx.Value(waitProgressKey{}).(func(WaitProgress))
+	began := time.Now()
+	var tick <-chan time.Time
+	if report != nil {
+		ticker := time.NewTicker(waitProgressEvery)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	// pending is what the wait goes by: the state's, or fresher when a source's ReadyBy moved (a package runner
+	// still installing) without a change the feed announces.
+	var seen *runState
+	var pending []PendingSource
+	reported := false
 	for {
 		changed := r.req.Feed.Changed() // before reading the state, so that no change in between is missed
-		if st = r.refresh(); !anyStarting(st.pending) {
+		st = r.refresh()
+		if st != seen {
+			seen, pending = st, st.pending
+		}
+		if !anyStarting(st.pending) || (answered != nil && answered(st)) {
 			return st
 		}
-		until := WaitBound(st.pending, budget)
+		until := WaitBound(pending, budget)
 		wait := time.Until(until)
 		if until.IsZero() || wait <= 0 {
 			return st
+		}
+		if report != nil && !reported {
+			reported = true
+			report(waitProgress(began, until, pending))
 		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-changed:
 			timer.Stop()
+		case <-tick:
+			timer.Stop()
+			report(waitProgress(began, until, pending))
 		case <-timer.C:
+			_, fresh := r.req.Feed.Current()
+			if b := WaitBound(fresh, budget); b.After(time.Now()) {
+				pending = fresh
+				continue
+			}
 			return r.refresh()
 		case <-ctx.Done():
 			timer.Stop()
 			return st
 		}
 	}
+}
+
+// waitProgress describes a wait that began at began and may last until until, for the sources still starting.
+func waitProgress(began, until time.Time, pending []PendingSource) WaitProgress {
+	var names []string
+	for _, p := range pending {
+		if p.Starting {
+			names = append(names, strconv.Quote(p.Name))
+		}
+	}
+	if len(names) > maxSourceNotes {
+		names = append(names[:maxSourceNotes], fmt.Sprintf("%d more", len(names)-maxSourceNotes))
+	}
+	waited := time.Since(began)
+	return WaitProgress{Waited: waited, Bound: until.Sub(began),
+		Message: "waiting for servers still starting: " + strings.Join(names, ", ") + " (" + seconds(waited) + " so far)"}
 }
 
 func anyStarting(ps []PendingSource) bool {

@@ -269,3 +269,124 @@ func TestFeedWaitHoldsTheScriptDeadline(t *testing.T) {
 	assert.False(t, res.IsError, res.Content)
 	assert.Contains(t, res.Content, `"value":["mcp:memory:create_entities"]`)
 }
+
+// A search that the ready servers answer well (hits, every word known) is answered at once beside a server that
+// never finishes starting, and names it; the control is the same search with only the ready server. Tools and
+// code mode alike. A wrong program waits for the hung server (its minute, or the budget).
+func TestSearchAnswersAtOnceBesideAHungServer(t *testing.T) {
+	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeCode} {
+		t.Run(string(mode), func(t *testing.T) {
+			rt := newRuntime(t, mode, nil)
+			search := func(feed *testFeed) (*runtime.CallResult, time.Duration) {
+				run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+				require.NoError(t, err)
+				defer run.Close()
+				began := time.Now()
+				var res *runtime.CallResult
+				if mode == runtime.ModeCode {
+					res = executeIn(t, testCtx(t), run, runtime.ToolSearchCodeName, map[string]any{"code": `
+						const h = await openclaw.tools.search("create entities in the knowledge graph");
+						return h.map(x => x.id)`})
+				} else {
+					res = executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "create entities in the knowledge graph"})
+				}
+				return res, time.Since(began)
+			}
+			control, controlTook := search(newTestFeed(memoryTools()))
+			res, took := search(newTestFeed(memoryTools(), starting("hung", time.Minute)))
+			assert.Contains(t, control.Content, "mcp:memory:create_entities")
+			assert.Contains(t, res.Content, "mcp:memory:create_entities")
+			assert.Regexp(t, `Server \\?"hung\\?" is still starting`, res.Content, "the answer names the server it could not include")
+			t.Logf("with a hung server %s, control %s", took, controlTook)
+			assert.Less(t, took, controlTook+2*time.Second, "the hung server's minute is not waited for")
+		})
+	}
+}
+
+// A search whose words no ready tool has waits for the server still starting, and reports progress while it
+// waits, naming it.
+func TestWaitReportsProgress(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeTools, nil)
+	feed := newTestFeed(mixedTools(), starting("memory", time.Minute))
+	run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+	require.NoError(t, err)
+	defer run.Close()
+	reports := make(chan runtime.WaitProgress, 100)
+	ctx := runtime.WithWaitProgress(testCtx(t), func(p runtime.WaitProgress) { reports <- p })
+	feed.arm(func() {
+		first := <-reports // the wait has begun and said so: now the server comes up
+		reports <- first
+		feed.set(append(mixedTools(), memoryTools()...))
+	})
+	res := executeIn(t, ctx, run, runtime.ToolSearchName, map[string]any{"query": "knowledge graph entities"})
+	assert.Contains(t, res.Content, "mcp:memory:create_entities")
+	require.NotEmpty(t, reports)
+	p := <-reports
+	assert.Contains(t, p.Message, `"memory"`)
+	assert.Greater(t, p.Bound, 50*time.Second, "the bound is the run's minute, capped by the server's")
+}
+
+// The default wait fits a client's 60 s request timeout: the whole of it for a search, less the script's own
+// timeout for tool_search_code, whose script runs after what it waited for.
+func TestDefaultWaitFitsTheClientTimeout(t *testing.T) {
+	assert.Less(t, runtime.DefaultMaxSourceWait, 60*time.Second)
+	assert.Greater(t, runtime.DefaultMaxSourceWait, 20*time.Second, "more than the old fixed 20 s")
+	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeCode} {
+		t.Run(string(mode), func(t *testing.T) {
+			rt := newRuntime(t, mode, nil)
+			feed := newTestFeed(nil, starting("memory", 10*time.Minute))
+			run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed})
+			require.NoError(t, err)
+			defer run.Close()
+			// The bound is known as the wait begins: the call is cancelled then, rather than sat out.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var p runtime.WaitProgress
+			ctx = runtime.WithWaitProgress(ctx, func(w runtime.WaitProgress) {
+				p = w
+				cancel()
+			})
+			raw := map[string]any{"query": "knowledge graph"}
+			name := runtime.ToolSearchName
+			if mode == runtime.ModeCode {
+				name, raw = runtime.ToolSearchCodeName, map[string]any{"code": `return await openclaw.tools.search("knowledge graph")`}
+			}
+			args, _ := json.Marshal(raw)
+			_, _ = run.Execute(ctx, runtime.ToolCall{ID: "c1", Name: name, Arguments: args})
+			want := runtime.DefaultMaxSourceWait
+			if mode == runtime.ModeCode {
+				want -= time.Duration(runtime.DefaultCodeTimeoutMs) * time.Millisecond
+			}
+			assert.InDelta(t, want.Seconds(), p.Bound.Seconds(), 1, "the wait's bound")
+		})
+	}
+}
+
+// A describe or call of a ready server's tool id is answered at once beside a server that never finishes
+// starting; the control is the same call without it.
+func TestLookupAnswersAtOnceBesideAHungServer(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeTools, nil)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{runtime.ToolDescribeName, map[string]any{"id": "mcp:memory:create_entities"}, `"parameters"`},
+		{runtime.ToolCallName, map[string]any{"id": "mcp:memory:create_entities", "args": map[string]any{"names": []string{"a"}}}, "FAKE_PLUGIN_OK create_entities"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			do := func(feed *testFeed) (*runtime.CallResult, time.Duration) {
+				run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+				require.NoError(t, err)
+				defer run.Close()
+				began := time.Now()
+				return executeIn(t, testCtx(t), run, tc.tool, tc.args), time.Since(began)
+			}
+			control, controlTook := do(newTestFeed(memoryTools()))
+			res, took := do(newTestFeed(memoryTools(), starting("hung", time.Minute)))
+			assert.Contains(t, control.Content, tc.want)
+			assert.Contains(t, res.Content, tc.want)
+			assert.Less(t, took, controlTook+2*time.Second, "the hung server is not waited for")
+		})
+	}
+}

@@ -28,6 +28,7 @@ import (
 const mcpUsage = `usage: toolsearch mcp serve [--config FILE] [--mode code|tools|directory|off] [--http ADDR]
                            [--token TOKEN] [--allow-origin ORIGIN] [--session-log DIR] [--metrics] [--verbose]
        toolsearch mcp status [--url URL] [--token TOKEN] [--json]
+       toolsearch mcp restart [--url URL] [--token TOKEN] NAME
 
 Runs toolsearch as an MCP server in front of every server of the config file's "mcpServers" section (the shape
 Claude Desktop and other MCP clients use). It shows its own clients the Tool Search surface over all of their
@@ -113,6 +114,7 @@ type serveFlags struct {
 	sessionLogs string
 	metrics     bool
 	verbose     bool
+	configPath  string // the file the servers came from, watched for changes
 }
 
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -126,8 +128,10 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case "serve":
 	case "status":
 		return runStatus(ctx, args[1:], stdout, stderr)
+	case "restart":
+		return runRestart(ctx, args[1:], stdout, stderr)
 	default:
-		return mcpUsageError(stderr, fmt.Sprintf("unknown subcommand %q (want serve or status)", args[0]))
+		return mcpUsageError(stderr, fmt.Sprintf("unknown subcommand %q (want serve, status or restart)", args[0]))
 	}
 
 	fs := flag.NewFlagSet("mcp serve", flag.ContinueOnError)
@@ -247,6 +251,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolsearch mcp serve: %s: tools.profiles apply to --http clients by their token; on stdio "+
 			"the client gets tools.allow, tools.deny and tools.ask\n", path)
 	}
+	sf.configPath = path
 	return serve(ctx, lc, tsConfig, sf, stdin, stdout, stderr)
 }
 
@@ -353,6 +358,18 @@ func serveMCP(ctx context.Context, lc *config.Config, cfg runtime.Config, sf ser
 		return exitFailure
 	}
 	defer closeWithin(stderr, "mcp servers", src.Close)
+	// A changed entry (or SIGHUP) restarts its server, without restarting the client.
+	watching, stopWatching := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	hup := notifyHUP()
+	go func() {
+		defer close(watched)
+		watchConfig(watching, sf.configPath, src, stderr, hup)
+	}()
+	defer func() {
+		stopWatching()
+		<-watched
+	}()
 	// The sandbox compiles in the background, so that code mode answers initialize as fast as tools mode.
 	// The file's policy holds for stdio's client and the default token's; each profile has its own (below). A
 	// call the policy asks about is put to the user of the client that made it (the front's approver for the
@@ -422,6 +439,7 @@ func serveMCP(ctx context.Context, lc *config.Config, cfg runtime.Config, sf ser
 	mux.Handle("/mcp", srv.Handler())
 	mux.Handle("/healthz", srv.HealthHandler())
 	mux.Handle("/readyz", srv.HealthHandler())
+	mux.Handle("/restart", srv.Protect(restartHandler(src)))
 	if tel.Metrics != nil {
 		mux.Handle("/metrics", srv.Protect(tel.Metrics))
 	}

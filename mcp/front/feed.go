@@ -84,33 +84,20 @@ func (s *Server) listWaits() bool { return s.off || len(s.rt.Config().Visible) >
 // awaitStarting is off mode's wait for servers still starting, before a tools/list or a tools/call of a name the
 // front does not offer yet: the SDK answers those from the tools registered with it, so the front brings its view
 // up to date first, until no server is starting with no tools, ready(), the wait's bound (the servers' own start
-// deadlines, ServerOptions.StartWait) or ctx's end.
-func (s *Server) awaitStarting(ctx context.Context, ready func() bool) []runtime.PendingSource {
-	wait := s.opts.StartWait
-	if wait <= 0 {
-		wait = runtime.DefaultMaxSourceWait
-	}
-	until := time.Now().Add(wait)
-	for {
-		changed := s.up.Changed()
-		// The status before the tools: a server is ready only once its tools are adopted, so a view made after
-		// reading "ready" has them.
-		pending := pendingSources(s.up.Status())
+// deadlines, ServerOptions.StartWait) or ctx's end. report, when set, hears how the wait goes.
+func (s *Server) awaitStarting(ctx context.Context, report func(runtime.WaitProgress), ready func() bool) []runtime.PendingSource {
+	return s.awaitPending(ctx, report, func(st seam.Status) []runtime.PendingSource {
+		var starting []runtime.PendingSource
+		for _, p := range pendingSources(st) {
+			if p.Starting {
+				starting = append(starting, p)
+			}
+		}
+		return starting
+	}, func() bool {
 		s.refreshView()
-		bound := runtime.WaitBound(pending, until)
-		if bound.IsZero() || ready() || !time.Now().Before(bound) {
-			return pending
-		}
-		timer := time.NewTimer(time.Until(bound))
-		select {
-		case <-changed:
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return pending
-		}
-		timer.Stop()
-	}
+		return ready()
+	})
 }
 
 // offered reports whether the front offers a tool of that name right now.
@@ -119,6 +106,13 @@ func (s *Server) offered(name string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.exposed[name]
 	return ok
+}
+
+// offersAny reports whether the front offers any tool right now.
+func (s *Server) offersAny() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.exposed) > 0
 }
 
 // unknownWhileStarting is off mode's answer to a call of a tool no server offers while some servers are not

@@ -83,6 +83,10 @@ type kind struct {
 // sync registers what the upstreams offer now and removes what they no longer offer. Only real differences
 // reach the SDK, since each one notifies every client.
 func (m *mirror) sync() {
+	// Held while the features are read too: two syncs at once (the follower's and a request's that waits for a
+	// server) must not apply an older snapshot after a newer one.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var res, tmpls, prompts []offered
 	for _, u := range m.s.up.Servers() {
 		f := u.Features()
@@ -98,9 +102,6 @@ func (m *mirror) sync() {
 	}
 	nsURI := func(u seam.Server, uri string) string { return namespaced(u.SourceName(), uri) }
 	srv := m.s.sdk
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.resources = m.syncKind(kind{
 		what:      "resource",
 		namespace: nsURI,

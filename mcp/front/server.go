@@ -265,14 +265,41 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			// The SDK answers these from the tools registered with it: bring them up to date first.
 			switch p := req.GetParams().(type) {
 			case *sdk.ListToolsParams:
-				s.awaitStarting(ctx, func() bool { return false })
+				// An empty list waits; a list with tools is the truth so far, and tools/list_changed follows.
+				s.awaitStarting(ctx, progressOf(ctx, req), s.offersAny)
 			case *sdk.CallToolParamsRaw:
 				if !s.offered(p.Name) {
-					pending := s.awaitStarting(ctx, func() bool { return s.offered(p.Name) })
+					pending := s.awaitStarting(ctx, progressOf(ctx, req), func() bool { return s.offered(p.Name) })
 					if !s.offered(p.Name) && len(pending) > 0 {
 						return unknownWhileStarting(p.Name, pending), nil
 					}
 				}
+			}
+		}
+		if s.up != nil && s.mirror != nil {
+			switch req.GetParams().(type) {
+			case *sdk.ListResourcesParams, *sdk.ListResourceTemplatesParams, *sdk.ListPromptsParams:
+				// Never an empty list because servers are starting: it waits for them (bounded, with progress).
+				res, err := next(ctx, method, req)
+				if err != nil || !emptyListing(res) || len(featuresPending(s.up.Status())) == 0 {
+					return res, err
+				}
+				s.awaitFeatures(ctx, progressOf(ctx, req), func() bool {
+					res, err = next(ctx, method, req)
+					return err != nil || !emptyListing(res)
+				})
+				return next(ctx, method, req)
+			case *sdk.GetPromptParams:
+				// A prompt of a server still starting is not unknown: wait for it as for a listing.
+				res, err := next(ctx, method, req)
+				if err == nil || len(featuresPending(s.up.Status())) == 0 {
+					return res, err
+				}
+				s.awaitFeatures(ctx, progressOf(ctx, req), func() bool {
+					_, err = next(ctx, method, req)
+					return err == nil
+				})
+				return next(ctx, method, req)
 			}
 		}
 		if p, ok := req.GetParams().(*sdk.ListToolsParams); ok && s.profiled && c != nil {
@@ -291,6 +318,14 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				s.setLevel(ctx, ss, p.Level)
 			}
 		case *sdk.ReadResourceParams:
+			if s.mirror != nil && s.up != nil && isResourceNotFound(err) && len(featuresPending(s.up.Status())) > 0 {
+				// Not found may only mean not listed yet: wait for the servers still starting, then look again.
+				s.awaitFeatures(ctx, progressOf(ctx, req), func() bool {
+					_, err = next(ctx, method, req)
+					return !isResourceNotFound(err)
+				})
+				res, err = next(ctx, method, req)
+			}
 			if s.mirror != nil && isResourceNotFound(err) {
 				return s.mirror.readUnlisted(ctx, ss, p, err)
 			}

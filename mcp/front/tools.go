@@ -208,7 +208,14 @@ func (s *Server) execute(ctx context.Context, c *client, name string, args json.
 
 	scope := &seam.Call{Client: c.scope, Meta: passMeta(meta)}
 	if progress != nil {
-		scope.Progress = newProgressRelay(progress)
+		relay := newProgressRelay(progress)
+		scope.Progress = relay
+		// A wait for servers still starting reports as a part of its own, so the values the client sees keep
+		// growing when the upstream call's own progress follows.
+		ctx = runtime.WithWaitProgress(ctx, func(p runtime.WaitProgress) {
+			relay.Report("toolsearch", &sdk.ProgressNotificationParams{ProgressToken: "toolsearch/wait",
+				Progress: p.Waited.Seconds(), Total: p.Bound.Seconds(), Message: p.Message})
+		})
 	}
 	var capture *resultCapture
 	if s.off {

@@ -20,7 +20,7 @@ import (
 
 // dialConfigured opens the transport a ServerConfig describes.
 func dialConfigured(_ context.Context, u *server) (*dialed, error) {
-	if u.cfg.URL != "" {
+	if u.config().URL != "" {
 		return dialHTTP(u, os.LookupEnv)
 	}
 	return dialCommand(u)
@@ -31,10 +31,10 @@ func dialConfigured(_ context.Context, u *server) (*dialed, error) {
 // child gets its own process group, so that stopping it also stops what it spawned (npx runs the real server
 // as a grandchild).
 func dialCommand(u *server) (*dialed, error) {
-	if err := checkCommand(u.cfg); err != nil {
+	if err := checkCommand(u.config()); err != nil {
 		return nil, err
 	}
-	env, err := expandEnv(u.cfg.Env, os.LookupEnv)
+	env, err := expandEnv(u.config().Env, os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -48,22 +48,25 @@ func dialCommand(u *server) (*dialed, error) {
 		stdinW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+	cmd := exec.Command(u.config().Command, u.config().Args...)
 	cmd.Env = mergeEnv(mergeEnv(inherited(os.Environ(), goruntime.GOOS), u.src.opts.childEnv), env)
-	cmd.Dir = u.cfg.Cwd
+	cmd.Dir = u.config().Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, u.stderr
 	// A grandchild that keeps stderr open must not keep Wait waiting.
 	cmd.WaitDelay = u.src.opts.closeTimeout / 4
 	ownProcessGroup(cmd)
+	reap := startReaper()
 	err = cmd.Start()
 	stdinR.Close() // the child has its own copies now
 	stdoutW.Close()
 	if err != nil {
+		reap.stop()
 		stdinW.Close()
 		stdoutR.Close()
 		return nil, err
 	}
-	p := &process{pid: cmd.Process.Pid, exited: make(chan struct{})}
+	reap.watch(cmd.Process.Pid)
+	p := &process{pid: cmd.Process.Pid, exited: make(chan struct{}), reaper: reap}
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
@@ -75,7 +78,7 @@ func dialCommand(u *server) (*dialed, error) {
 	stdout := readCloser{Reader: newNoiseFilter(stdoutR, u.noiseReport), Closer: stdoutR}
 	transport := &sdk.IOTransport{Reader: stdout, Writer: seam.NewBoundedWriter(stdinW, u.src.opts.callTimeout),
 		MaxLineLength: MaxMessageBytes}
-	return &dialed{transport: transport, stop: p.stop, terminate: p.terminate, exit: p.describe}, nil
+	return &dialed{transport: transport, stop: p.stop, terminate: p.terminate, exit: p.describe, pgid: p.pid}, nil
 }
 
 // checkCommand names what is missing before a start fails with an error that points elsewhere: exec reports a
@@ -109,6 +112,7 @@ type readCloser struct {
 type process struct {
 	pid    int
 	exited chan struct{}
+	reaper *reaper // kills the group if this process dies first; stopped once the group is stopped here
 
 	mu    sync.Mutex
 	state *os.ProcessState
@@ -136,6 +140,7 @@ func (p *process) stop(deadline time.Time) {
 	}
 	signalProcessGroup(p.pid, true)
 	wait(time.Now().Add(killGrace))
+	p.reaper.stop()
 }
 
 // terminate ends the process group of a start that failed, while the server may still be installing itself:
@@ -153,6 +158,7 @@ func (p *process) terminate(grace time.Duration) {
 	case <-p.exited:
 	case <-time.After(killGrace):
 	}
+	p.reaper.stop()
 }
 
 // describe says how the process ended ("exit status 1", "signal: killed"), or "" while it runs.
@@ -207,6 +213,8 @@ type dialed struct {
 	// terminate, when set, ends a process whose start failed gently: SIGTERM, then SIGKILL after the grace.
 	terminate func(grace time.Duration)
 	exit      func() string
+	// pgid is the process group the dial started (0: none), whose activity tells a runner's progress.
+	pgid int
 	// filtersListings is set by a transport that applies the listing filter itself (streamable HTTP, whose
 	// connection the SDK must see unwrapped); every other transport gets listingTransport around it.
 	filtersListings bool

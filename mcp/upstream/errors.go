@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 var (
@@ -24,7 +25,26 @@ var (
 	// than its cap (ServerConfig.MaxInstances, or Options.MaxClientInstances): the call fails at once, and the
 	// same call succeeds once another client's instance has ended.
 	ErrTooManyInstances = errors.New("too many per-client instances")
+	// ErrUnknownServer is wrapped when Restart names no enabled server of the Source.
+	ErrUnknownServer = errors.New("no such server")
 )
+
+// RepeatedFailureError is a server's failure that repeated identically (the same message, numbers aside) on
+// RepeatedFailures attempts in a row: a missing module, a missing file, a command that exits 127, a syntax
+// error. It fails again until someone changes something, so the next attempt waits
+// DefaultRepeatedFailureDelay, and its text says so. errors.Is and errors.As see the failure through it.
+type RepeatedFailureError struct {
+	Err   error
+	Times int           // attempts in a row that failed this way
+	Wait  time.Duration // until the next attempt
+}
+
+func (e *RepeatedFailureError) Error() string {
+	return fmt.Sprintf("%v [the same failure %d times in a row: the next attempt waits %s; a restart, or a change "+
+		"of its config entry, tries again at once]", e.Err, e.Times, e.Wait)
+}
+
+func (e *RepeatedFailureError) Unwrap() error { return e.Err }
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and
 // the log: "mcp server "github": call create_issue: no answer within 1m0s: context deadline exceeded".

@@ -34,6 +34,9 @@ type features struct {
 	templates []*sdk.ResourceTemplate
 	prompts   []*sdk.Prompt
 	caps      sdk.ServerCapabilities // of the last session that started
+	// listed is set once the current session has been listed (or its listing failed); a session starting
+	// clears it. Until then an empty listing may only mean "not asked yet".
+	listed bool
 }
 
 func newFeatures() *features {
@@ -81,6 +84,13 @@ func (u *server) watchFeatures(sess *sdk.ClientSession, calls context.Context) {
 	}
 	for {
 		u.listFeatures(calls, sess, caps)
+		u.feat.mu.Lock()
+		first := !u.feat.listed
+		u.feat.listed = true
+		u.feat.mu.Unlock()
+		if first {
+			u.src.notify() // a front waiting for this server's resources or prompts looks again
+		}
 		select {
 		case <-calls.Done():
 			return

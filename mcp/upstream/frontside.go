@@ -50,7 +50,7 @@ func (f *frontSide) Status() seam.Status {
 	for i, u := range s.servers {
 		st := u.status()
 		out.Servers[i] = seam.ServerStatus{Server: u, State: frontState(st, now), Err: st.Err, NextRetry: st.NextRetry,
-			Tools: st.Tools, Since: st.Since, AttemptDeadline: st.AttemptDeadline}
+			Tools: st.Tools, Since: st.Since, AttemptDeadline: st.AttemptDeadline, FeaturesListed: u.featuresListed()}
 		if st.Err != nil {
 			out.Servers[i].Reason = unwrapServer(st.Err).Error()
 		}
@@ -120,4 +120,12 @@ func (t *remoteTool) sdkTool(name string) *sdk.Tool {
 		}
 	}
 	return out
+}
+
+// featuresListed reports whether the server's resources, templates and prompts have been listed since its
+// session started.
+func (u *server) featuresListed() bool {
+	u.feat.mu.Lock()
+	defer u.feat.mu.Unlock()
+	return u.feat.listed
 }

@@ -22,14 +22,14 @@ import (
 // drops its idle connections without touching anyone else's. The headers' ${NAME} references are resolved from
 // lookup now, at each start, so a variable set later is picked up by the next retry.
 func dialHTTP(u *server, lookup func(string) (string, bool)) (*dialed, error) {
-	headers, secrets, err := expandHeaders(u.cfg.Headers, lookup)
+	headers, secrets, err := expandHeaders(u.config().Headers, lookup)
 	if err != nil {
 		return nil, err
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	rt := &httpUpstream{base: base, headers: headers, secrets: secrets, maxReadBytes: u.src.opts.maxReadBytes}
 	return &dialed{
-		transport: &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{Transport: rt},
+		transport: &sdk.StreamableClientTransport{Endpoint: u.config().URL, HTTPClient: &http.Client{Transport: rt},
 			// Events were bounded by MaxMessageBytes as they arrived; rewriting a listing may make them larger.
 			MaxEventSize: 3 * MaxMessageBytes},
 		stop:            func(time.Time) { base.CloseIdleConnections() },

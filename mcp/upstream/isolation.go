@@ -281,7 +281,7 @@ func (u *server) own(ctx context.Context, op string, sess *sdk.ClientSession, ca
 // ownScope is the client whose own session of u the requests of ctx go to, or nil when they go to the shared
 // session: u is not a per-client server, or ctx carries no client.
 func (u *server) ownScope(ctx context.Context) *clientScope {
-	if u.cfg.Isolation != IsolationPerClient {
+	if u.config().Isolation != IsolationPerClient {
 		return nil
 	}
 	if cs := seam.CallFrom(ctx); cs != nil {

@@ -69,7 +69,7 @@ func (u *server) cachePath() string {
 	if u.src.opts.cacheDir == "" {
 		return ""
 	}
-	return filepath.Join(u.src.opts.cacheDir, schemaCacheKey(u.cfg)+".json")
+	return filepath.Join(u.src.opts.cacheDir, schemaCacheKey(u.config())+".json")
 }
 
 // errNoCacheEntry is a lazy server's first start anywhere.
@@ -211,7 +211,7 @@ func (u *server) wakeUp() {
 // its first attempt (bounded by its start timeout), so that the call goes to the server rather than failing as
 // not connected. Other servers return at once.
 func (u *server) awaitStart(ctx context.Context) error {
-	if !u.cfg.Lazy {
+	if !u.config().Lazy {
 		return nil
 	}
 	u.wakeUp()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,7 +27,25 @@ func TestMain(m *testing.M) {
 	if behavior := os.Getenv(childEnv); behavior != "" {
 		os.Exit(runChild(behavior))
 	}
+	if behavior := os.Getenv(frontEnv); behavior != "" {
+		os.Exit(runFront(behavior))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// frontEnv makes the test binary play a front: a Source with one server of the given child behavior, its
+// progress and the server's stderr on its own stderr, until it is killed.
+const frontEnv = "TOOLSEARCH_MCP_TEST_FRONT"
+
+func runFront(behavior string) int {
+	src, err := New(context.Background(), &Config{Servers: map[string]ServerConfig{"s": childConfig(behavior)}},
+		&Options{Progress: os.Stderr, ServerStderr: os.Stderr, StartTimeout: time.Hour})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer src.Close(context.Background())
+	select {} // until SIGKILL
 }
 
 // childConfig is a server config that starts the test binary as a child of the given behavior.
@@ -49,13 +68,32 @@ func (stdio) Close() error { return nil }
 //   - garbage: writes a line that is not JSON-RPC, then waits;
 //   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too;
 //   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does;
+//   - broken-install: writes what Node.js does when a package of its install is missing, and exits with status 1;
+//   - install: works the CPU for INSTALL_SECONDS without reading stdin or writing, then serves as echo;
+//   - hang: leaves a grandchild (its pid on stderr) and never answers initialize, as a runner installing;
 //   - bigpages, bomb: hostile listings (see hostileListing).
 func runChild(behavior string) int {
 	fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 	switch behavior {
+	case "hang":
+		// An install under way: a grandchild working, and no answer to initialize.
+		sleeper := exec.Command("sleep", "300")
+		if err := sleeper.Start(); err == nil {
+			fmt.Fprintf(os.Stderr, "grandchild %d\n", sleeper.Process.Pid)
+		}
+		time.Sleep(time.Hour)
+		return 0
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		return 2
+	case "install":
+		// A runner installing: busy, silent, deaf to stdin, for INSTALL_SECONDS; then a server.
+		secs, _ := strconv.Atoi(os.Getenv("INSTALL_SECONDS"))
+		for end := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(end); {
+		}
+	case "broken-install":
+		fmt.Fprint(os.Stderr, nodeModuleNotFound)
+		return 1
 	case "garbage":
 		fmt.Println("Server starting... (this line is not JSON-RPC)")
 		time.Sleep(time.Minute)

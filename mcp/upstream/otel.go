@@ -101,7 +101,7 @@ func (s *Source) observeServers(mp metric.MeterProvider) {
 
 // transportOf is network.transport of a server: pipe for a child's standard streams, tcp for HTTP.
 func (u *server) transportOf() string {
-	if u.cfg.URL != "" {
+	if u.config().URL != "" {
 		return "tcp"
 	}
 	return "pipe"

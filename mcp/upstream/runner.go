@@ -7,10 +7,9 @@ import (
 )
 
 // DefaultPackageRunnerStartTimeout is the start timeout of a server started by a package runner (npx, uvx,
-// pipx, bunx, docker run, ...) when neither its config nor Options.StartTimeout sets one. Its first start
-// fetches and installs the server: one cold `npx -y` of a reference server took 7–8 s here, and eight at once
-// on two cores about a minute, so it is twice that. An attempt cut short mid-install costs the whole install
-// again.
+// pipx, bunx, docker run, ...) when neither its config nor Options.StartTimeout sets one. A runner's start
+// timeout counts from its last sign of progress (startclock.go), so an install that keeps working is never cut
+// short by it; this is how long a runner may do nothing at all before it is stopped.
 const DefaultPackageRunnerStartTimeout = 2 * time.Minute
 
 // stopGrace is how long a server whose start failed gets between SIGTERM and SIGKILL. A package runner killed
@@ -47,12 +46,12 @@ func packageRunner(command string, args []string) (string, bool) {
 // startTimeoutMs, else Options.StartTimeout, else the default for the kind of command.
 func (u *server) startTimeout() time.Duration {
 	switch {
-	case u.cfg.StartTimeoutMs > 0:
-		return time.Duration(u.cfg.StartTimeoutMs) * time.Millisecond
+	case u.config().StartTimeoutMs > 0:
+		return time.Duration(u.config().StartTimeoutMs) * time.Millisecond
 	case u.src.opts.startTimeoutSet:
 		return u.src.opts.startTimeout
 	}
-	if _, ok := packageRunner(u.cfg.Command, u.cfg.Args); ok && u.cfg.URL == "" {
+	if _, ok := packageRunner(u.config().Command, u.config().Args); ok && u.config().URL == "" {
 		return DefaultPackageRunnerStartTimeout
 	}
 	return u.src.opts.startTimeout
@@ -61,7 +60,7 @@ func (u *server) startTimeout() time.Duration {
 // retryDelay is the wait before the next attempt: the backoff, and for a package runner whose attempt ran out
 // of time at least a quarter of its start timeout, so that a slow install is not restarted every few seconds.
 func (u *server) retryDelay(backoff time.Duration, timedOut bool) time.Duration {
-	if _, ok := packageRunner(u.cfg.Command, u.cfg.Args); ok && timedOut {
+	if _, ok := packageRunner(u.config().Command, u.config().Args); ok && timedOut {
 		return max(backoff, u.startTimeout()/4)
 	}
 	return backoff

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"sync"
 	"time"
 
@@ -22,12 +23,14 @@ type server struct {
 	src        *Source
 	name       string
 	sourceName string
-	cfg        ServerConfig
+	cfgMu      sync.Mutex   // guards cfg, which Reconfigure may change between attempts
+	cfg        ServerConfig // read through config()
 	dial       dialFunc
 	stderr     *stderrTail
 	feat       *features // resources, templates and prompts, for the front
 
 	relist   chan struct{} // tools/list_changed arrived; capacity 1, so a flood coalesces
+	restart  chan struct{} // Restart or Reconfigure asked for a new attempt now; capacity 1
 	suspect  chan struct{} // a call timed out: is the server still there? capacity 1
 	done     chan struct{} // closed when supervise returns
 	first    chan struct{} // closed when the first attempt has finished either way (at once for an idle server)
@@ -52,6 +55,10 @@ type server struct {
 	since     time.Time // when state was entered
 	deadline  time.Time // when the attempt under way gives up; zero between attempts
 	abandoned bool      // a session's Close did not return in time
+	// cancelAttempt ends the attempt under way (nil between attempts), for a restart.
+	cancelAttempt context.CancelFunc
+	// next is a changed config entry (Reconfigure) the next attempt adopts; nil when none is waiting.
+	next *ServerConfig
 }
 
 func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFunc) *server {
@@ -64,6 +71,7 @@ func newServer(s *Source, name, sourceName string, cfg ServerConfig, dial dialFu
 		stderr:     newStderrTail(name, s.opts.serverStderr),
 		feat:       newFeatures(),
 		relist:     make(chan struct{}, 1),
+		restart:    make(chan struct{}, 1),
 		suspect:    make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		first:      make(chan struct{}),
@@ -88,10 +96,12 @@ func (u *server) supervise() {
 		return
 	}
 	delay := u.src.opts.retryDelay
+	var same failureRun
 	for {
 		sess, conn, err := u.connect()
 		if err == nil {
 			u.closeFirst(first)
+			same = failureRun{}
 			began := time.Now()
 			err = u.serve(sess, conn)
 			if time.Since(began) >= u.src.opts.maxRetryDelay {
@@ -103,12 +113,27 @@ func (u *server) supervise() {
 			u.closeFirst(first)
 			return
 		}
+		if u.restartRequested() {
+			// Asked for by a person or a changed config entry: a new attempt at once, and the backoff starts over.
+			delay, same = u.src.opts.retryDelay, failureRun{}
+			u.setStarting("restarting")
+			continue
+		}
 		wait := u.retryDelay(jitter(delay), errors.Is(err, context.DeadlineExceeded))
+		if n := same.add(err); n >= RepeatedFailures {
+			wait = max(wait, DefaultRepeatedFailureDelay)
+			err = &RepeatedFailureError{Err: err, Times: n, Wait: wait}
+		}
 		u.setFailed(err, wait)
 		u.closeFirst(first)
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
+		case <-u.restart:
+			timer.Stop()
+			delay, same = u.src.opts.retryDelay, failureRun{}
+			u.setStarting("restarting")
+			continue
 		case <-u.src.ctx.Done():
 			timer.Stop()
 			u.setClosed()
@@ -116,6 +141,82 @@ func (u *server) supervise() {
 		}
 		delay = min(2*delay, u.src.opts.maxRetryDelay)
 	}
+}
+
+// errRestarting ends an attempt that Restart or Reconfigure cut short.
+var errRestarting = errors.New("restarting")
+
+// RepeatedFailures is how many identical failures in a row make a server wait DefaultRepeatedFailureDelay
+// before its next attempt.
+const RepeatedFailures = 3
+
+// DefaultRepeatedFailureDelay is the wait before the next attempt of a server whose last RepeatedFailures
+// attempts failed identically: such a failure (a missing package, a missing file, a syntax error) comes back
+// until someone fixes it, and each attempt of a package runner costs a core for seconds. A restart (Restart, a
+// changed config entry) tries at once.
+const DefaultRepeatedFailureDelay = 10 * time.Minute
+
+// failureRun counts the failures in a row that read the same, numbers aside (pids, durations, ports): a timeout
+// is not counted, since a slow start on a busy machine is not a fault that repeats for sure.
+type failureRun struct {
+	key string
+	n   int
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// add counts err and returns how many failures in a row it ends.
+func (r *failureRun) add(err error) int {
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		*r = failureRun{}
+		return 0
+	}
+	key := digits.ReplaceAllString(err.Error(), "#")
+	if key != r.key {
+		*r = failureRun{key: key}
+	}
+	r.n++
+	return r.n
+}
+
+// restartRequested reports, and consumes, a restart asked for while the server was starting or serving.
+func (u *server) restartRequested() bool {
+	select {
+	case <-u.restart:
+		return true
+	default:
+		return false
+	}
+}
+
+// requestRestart asks the supervisor for a new attempt now: it ends the attempt or session under way, or the
+// wait for the next attempt.
+func (u *server) requestRestart(next *ServerConfig) {
+	u.mu.Lock()
+	if next != nil {
+		u.next = next
+	}
+	wake(u.restart) // under the lock, with next: an attempt beginning now takes both or neither
+	cancel := u.cancelAttempt
+	u.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (u *server) setStarting(why string) {
+	u.mu.Lock()
+	u.state, u.since, u.nextRetry = StateStarting, time.Now(), time.Time{}
+	u.mu.Unlock()
+	u.src.notify()
+	u.src.progressf("mcp: %s: %s", u.name, why)
+}
+
+// config is the server's config entry as the current attempt uses it.
+func (u *server) config() ServerConfig {
+	u.cfgMu.Lock()
+	defer u.cfgMu.Unlock()
+	return u.cfg
 }
 
 func (u *server) closeFirst(first chan struct{}) {
@@ -148,12 +249,25 @@ func (u *server) connect() (*sdk.ClientSession, *dialed, error) {
 func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, error) {
 	began := time.Now()
 	u.mu.Lock()
+	// A restart asked for until now is this attempt, with the config entry as it is now.
+	select {
+	case <-u.restart:
+	default:
+	}
+	if u.next != nil {
+		u.cfgMu.Lock()
+		u.cfg, u.next = *u.next, nil
+		u.cfgMu.Unlock()
+	}
 	u.attempts++
-	u.deadline = began.Add(u.startTimeout())
+	u.mu.Unlock()
+	timeout := u.startTimeout()
+	u.mu.Lock()
+	u.deadline = began.Add(timeout)
 	u.mu.Unlock()
 	defer func() {
 		u.mu.Lock()
-		u.deadline = time.Time{}
+		u.deadline, u.cancelAttempt = time.Time{}, nil
 		u.mu.Unlock()
 	}()
 	// What the last connection left behind says nothing about this one.
@@ -164,8 +278,19 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 		default:
 		}
 	}
-	ctx, cancel := context.WithTimeout(parent, u.startTimeout())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(parent)
+	u.mu.Lock()
+	u.cancelAttempt = func() { cancel(errRestarting) }
+	u.mu.Unlock()
+	clocked := make(chan struct{})
+	go func() {
+		defer close(clocked)
+		u.clockStart(ctx, began, timeout, cancel)
+	}()
+	defer func() {
+		cancel(nil)
+		<-clocked
+	}()
 
 	conn, err := u.dial(ctx, u)
 	if err != nil {
@@ -190,6 +315,9 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 		return nil, nil, &ServerError{Server: u.name, Op: "list tools", Err: u.explain(ctx, conn, err)}
 	}
 	took := time.Since(began)
+	u.feat.mu.Lock()
+	u.feat.listed = false // this session's resources and prompts are listed next (watchFeatures)
+	u.feat.mu.Unlock()
 	u.adoptListing(l)
 	tools := l.kept
 	u.mu.Lock()
@@ -208,8 +336,8 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 // explain turns a failed attempt into the reason a person needs: a timeout says so, a dead process says how
 // it died and what it last wrote to stderr.
 func (u *server) explain(ctx context.Context, conn *dialed, err error) error {
-	if ctx.Err() != nil && u.src.ctx.Err() == nil {
-		err = fmt.Errorf("no answer within %s: %w", u.startTimeout(), context.DeadlineExceeded)
+	if cause := context.Cause(ctx); ctx.Err() != nil && u.src.ctx.Err() == nil && errors.Is(cause, context.DeadlineExceeded) {
+		err = cause
 	}
 	return u.withExit(conn, err)
 }
@@ -221,7 +349,7 @@ func (u *server) withExit(conn *dialed, err error) error {
 			extra += "; " + e
 		}
 	}
-	if line := u.stderr.lastLines(stderrQuoteLines); line != "" {
+	if line := u.stderr.reason(); line != "" {
 		extra += "; stderr: " + line
 	}
 	if extra == "" {
@@ -239,6 +367,10 @@ func (u *server) serve(sess *sdk.ClientSession, conn *dialed) error {
 		select {
 		case <-u.src.ctx.Done():
 			u.closeSession(sess, conn)
+			return nil
+		case <-u.restart:
+			u.closeSession(sess, conn)
+			wake(u.restart) // for supervise, which starts the next attempt at once
 			return nil
 		case err := <-ended:
 			u.closeSession(sess, conn)
@@ -359,6 +491,9 @@ func (u *server) setFailed(err error, wait time.Duration) {
 
 // unwrapServer drops the "mcp server "x":" prefix from progress lines that already start with the name.
 func unwrapServer(err error) error {
+	if re, ok := err.(*RepeatedFailureError); ok {
+		return &RepeatedFailureError{Err: unwrapServer(re.Err), Times: re.Times, Wait: re.Wait}
+	}
 	var se *ServerError
 	if errors.As(err, &se) {
 		return fmt.Errorf("%s: %w", se.Op, se.Err)
@@ -420,9 +555,8 @@ func (u *server) readySession(op string) (*sdk.ClientSession, context.Context, e
 		return nil, nil, &ServerError{Server: u.name, Op: op, Err: ErrClosed}
 	case u.session == nil || u.state != StateReady:
 		cause := u.lastErr
-		var se *ServerError
-		if errors.As(cause, &se) && se.Server == u.name {
-			cause = fmt.Errorf("%s: %w", se.Op, se.Err)
+		if cause != nil {
+			cause = unwrapServer(cause)
 		}
 		msg := "not connected"
 		if cause != nil {

@@ -286,7 +286,7 @@ func newSource(ctx context.Context, cfg *Config, opts *Options, dial dialFunc) (
 	}
 	var waitFor []*server
 	for _, u := range s.servers {
-		if !u.cfg.Lazy || !u.startLazily() {
+		if !u.config().Lazy || !u.startLazily() {
 			waitFor = append(waitFor, u)
 		}
 		s.wg.Add(1)

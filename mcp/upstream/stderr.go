@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -18,11 +18,14 @@ type stderrTail struct {
 	forward io.Writer
 
 	mu      sync.Mutex
+	written uint64 // bytes written in all, a sign of life
 	buf     []byte // the last stderrTailBytes bytes
 	partial []byte // an unfinished line waiting to be forwarded
 }
 
-const stderrTailBytes = 4 << 10
+// stderrTailBytes is how much of a child's stderr is kept: a Node.js crash writes its error line, then a source
+// excerpt and about twenty stack frames of 100–200 bytes each, and the error line must still be in the tail.
+const stderrTailBytes = 16 << 10
 
 func newStderrTail(name string, forward io.Writer) *stderrTail {
 	return &stderrTail{prefix: "[" + name + "] ", forward: forward}
@@ -31,6 +34,7 @@ func newStderrTail(name string, forward io.Writer) *stderrTail {
 func (t *stderrTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.written += uint64(len(p))
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > stderrTailBytes {
 		t.buf = append(t.buf[:0], textcut.Suffix(t.buf, stderrTailBytes)...)
@@ -52,6 +56,12 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+func (t *stderrTail) bytesWritten() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.written
+}
+
 // reset forgets what an earlier process wrote, so failures quote only the current one.
 func (t *stderrTail) reset() {
 	t.mu.Lock()
@@ -59,25 +69,53 @@ func (t *stderrTail) reset() {
 	t.buf = t.buf[:0]
 }
 
-// lastLine is the last non-empty line written, cut to 300 bytes.
-func (t *stderrTail) lastLine() string { return t.lastLines(1) }
+// stderrQuoteLines is how many lines a failed server's error quotes from its stderr at most.
+const stderrQuoteLines = 4
 
-// stderrQuoteLines is how many of a failed server's last stderr lines its error quotes: the one line npm ends
-// with ("npm error A complete log of this run can be found in: ...") says nothing of what went wrong, the lines
-// before it do ("npm error 404 ... could not be found").
-const stderrQuoteLines = 6
+// errorLine matches a line that says what went wrong, as runtimes and tools start one: Node's "Error
+// [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' ...", Python's "ModuleNotFoundError: ...", npm's "npm error
+// 404 ...", Go's "panic: ...", "fatal: ...", "error: ...".
+var errorLine = regexp.MustCompile(`(?i)^(?:[\w.$]*(?:error|exception)\b|fatal\b|panic:|npm (?:err!|error)\b|err_|uncaught\b)`)
 
-// lastLines is the last n non-empty lines written, each cut to 300 bytes, joined by " | ".
-func (t *stderrTail) lastLines(n int) string {
+// noiseLine matches lines that never say what went wrong: stack frames (Node's "at f (file:1:2)", Python's
+// `File "x.py", line 3`, Go's "goroutine 1 [running]:"), the caret under a source excerpt, braces, and npm's
+// pointer to its log.
+var noiseLine = regexp.MustCompile(`^(?:at |File "|goroutine \d|\^+$|[{}\[\]]+$|npm (?:err!|error) A complete log of this run|Node\.js v\d)`)
+
+// reason is what a failed server's error quotes of its stderr: the last block of lines that say what went wrong
+// (an error line and the error lines right before it, as npm writes several), without the stack that follows;
+// with no such line, the last lines that are not stack frames. At most stderrQuoteLines lines of 300 bytes,
+// joined by " | ".
+func (t *stderrTail) reason() string {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	var kept []string
-	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
-	for i := len(lines) - 1; i >= 0 && len(kept) < n; i-- {
-		if line := strings.TrimSpace(lines[i]); line != "" {
-			kept = append(kept, cutUTF8(line, 300))
+	text := string(t.buf)
+	t.mu.Unlock()
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !noiseLine.MatchString(line) {
+			lines = append(lines, line)
 		}
 	}
-	slices.Reverse(kept)
-	return strings.Join(kept, " | ")
+	last := -1
+	for i := len(lines) - 1; i >= 0; i-- {
+		if errorLine.MatchString(lines[i]) {
+			last = i
+			break
+		}
+	}
+	var kept []string
+	if last >= 0 {
+		first := last
+		for first > 0 && last-first+1 < stderrQuoteLines && errorLine.MatchString(lines[first-1]) {
+			first--
+		}
+		kept = lines[first : last+1]
+	} else {
+		kept = lines[max(0, len(lines)-stderrQuoteLines+1):] // one line fewer: with no error line, less is known
+	}
+	out := make([]string, len(kept))
+	for i, line := range kept {
+		out[i] = cutUTF8(line, 300)
+	}
+	return strings.Join(out, " | ")
 }

@@ -165,7 +165,7 @@ func (u *server) mapTools(kept []remoteTool) []catalog.Tool {
 			Parameters:    t.InputSchema,
 			OutputSchema:  t.OutputSchema,
 			Annotations:   annotations(t.Annotations),
-			TrustedByUser: u.cfg.Trusted,
+			TrustedByUser: u.config().Trusted,
 			Handler:       &toolHandler{u: u, remote: t.Name, listed: &t},
 		})
 	}
@@ -175,7 +175,7 @@ func (u *server) mapTools(kept []remoteTool) []catalog.Tool {
 // adoptListing makes a listing current, and refreshes the schema cache of a lazy server when it changed.
 func (u *server) adoptListing(l *listing) (changed bool) {
 	changed = u.adopt(u.mapTools(l.kept), l.offered)
-	if changed && u.cfg.Lazy {
+	if changed && u.config().Lazy {
 		u.saveCache(l.kept)
 	}
 	return changed

@@ -4,7 +4,9 @@
 // {initializeMs, results: [{name, sentAfterInitializeMs, tookMs, isError, text, error}]}.
 //
 // spec: {"command": "...", "args": [...], "env": {...}} for stdio, or {"url": "...", "token": "..."} for
-// streamable HTTP; "calls": [{"name": "...", "arguments": {...}}]; "listTools": true to list tools first.
+// streamable HTTP; "calls": [{"name": "...", "arguments": {...}}]; "listTools": true to list tools first;
+// "lists": ["resources", "resourceTemplates", "prompts"] sends those listings at once too, each result's text
+// being the number of entries listed.
 // "elicit": {"action": "accept" | "decline" | "cancel" | "never", "delayMs": n, "content": {...}} declares the
 // elicitation capability (form mode) and answers every elicitation/create that way after delayMs ("never" leaves
 // it unanswered); without "elicit" the client declares no elicitation, as many clients do. What the server asked
@@ -55,6 +57,20 @@ if (spec.listTools) {
     client.listTools().then(
       (r) => ({ name: "tools/list", text: JSON.stringify(r.tools.map((t) => t.name)) }),
       (e) => ({ name: "tools/list", error: String(e?.message ?? e) }),
+    ),
+  );
+}
+for (const what of spec.lists ?? []) {
+  const sent = performance.now();
+  const list = {
+    resources: () => client.listResources().then((r) => r.resources.length),
+    resourceTemplates: () => client.listResourceTemplates().then((r) => r.resourceTemplates.length),
+    prompts: () => client.listPrompts().then((r) => r.prompts.length),
+  }[what];
+  requests.push(
+    list().then(
+      (n) => ({ name: what, sentAfterInitializeMs: Math.round(sent - initialized), tookMs: Math.round(performance.now() - sent), text: String(n) }),
+      (e) => ({ name: what, error: String(e?.message ?? e) }),
     ),
   );
 }

@@ -1,0 +1,64 @@
+package upstream
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A package runner that works longer than its start timeout is not stopped while it shows progress; one that
+// does nothing is stopped after the start timeout; and the same work by a command that is no runner (the
+// control) is stopped by the plain timeout, which shows the work outlasts it.
+func TestRunnerStartCountsFromLastProgress(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("progress is sampled from /proc, which this system lacks")
+	}
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx") // what packageRunner goes by: the test binary under a runner's name
+	require.NoError(t, os.Symlink(os.Args[0], npx))
+	const timeout = 2 * time.Second
+	const installSeconds = "6" // three start timeouts
+	withEnv := func(cfg ServerConfig, k, v string) ServerConfig {
+		env := map[string]string{k: v}
+		for name, value := range cfg.Env {
+			env[name] = value
+		}
+		cfg.Env = env
+		return cfg
+	}
+	runner := func(behavior string) ServerConfig {
+		cfg := childConfig(behavior)
+		cfg.Command = npx
+		return cfg
+	}
+	cfg := &Config{Servers: map[string]ServerConfig{
+		"installing": withEnv(runner("install"), "INSTALL_SECONDS", installSeconds),
+		"stuck":      runner("hang"),
+		"control":    withEnv(childConfig("install"), "INSTALL_SECONDS", installSeconds),
+	}}
+	opts := fastOptions(nil)
+	opts.StartTimeout = timeout
+	opts.RetryDelay, opts.MaxRetryDelay = time.Hour, time.Hour // each server's first attempt is what is checked
+	src, err := New(t.Context(), cfg, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
+
+	installing := statusOf(t, src, "installing")
+	require.Equal(t, StateReady, installing.State, "%v", installing.Err)
+	assert.Greater(t, installing.StartTime, timeout, "it worked past the start timeout and was not stopped")
+
+	stuck := statusOf(t, src, "stuck")
+	require.Equal(t, StateFailed, stuck.State)
+	assert.ErrorIs(t, stuck.Err, context.DeadlineExceeded)
+	assert.Contains(t, stuck.Err.Error(), "no sign of progress (CPU, reads and writes, output) for 2s")
+
+	control := statusOf(t, src, "control")
+	require.Equal(t, StateFailed, control.State, "the control's work outlasts the start timeout")
+	assert.ErrorIs(t, control.Err, context.DeadlineExceeded)
+	assert.Contains(t, control.Err.Error(), "no answer within 2s")
+}
