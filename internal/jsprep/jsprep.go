@@ -2,6 +2,7 @@ package jsprep
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf16"
 
@@ -83,7 +84,7 @@ func (e *SyntaxError) Error() string {
 // interpreter finds a syntax error in it before running anything, the caller reads it again with Read, which
 // may find TypeScript. Reading costs more than the rest of a cold run's host work, and most scripts return.
 func Prepare(code string) (*Script, error) {
-	if strings.IndexByte(code, 0) < 0 && !mayHaveTypeArguments(code) && topLevelReturn(code) &&
+	if strings.IndexByte(code, 0) < 0 && !mayHaveTypeArguments(code) && !typeHints(code) && topLevelReturn(code) &&
 		nodes(code) <= MaxNodes && !hasModuleSyntax(code) {
 		s := unparsed(code, "")
 		s.Unread = true
@@ -91,6 +92,15 @@ func Prepare(code string) (*Script, error) {
 	}
 	return Read(code)
 }
+
+// typeHintPattern finds what TypeScript, and rarely JavaScript, has: an annotated variable or first parameter,
+// a return type, a non-null "!", a cast, an interface or type alias.
+var typeHintPattern = regexp.MustCompile(`(?:\b(?:let|const|var)\s+[\w$]+\s*!?:|\(\s*[\w$]+\??\s*:|\)\s*:\s*[\w$({\[]|[\w$)\]]!\s*[.)\[,;]|\b(?:as|satisfies)\s+[\w$({\[]|\b(?:interface|type|enum|namespace|declare)\s+[\w$]+\s*[={<]|\binterface\s+[\w$]+\s*extends\b)`)
+
+// typeHints reports code that is probably TypeScript: Prepare reads it instead of passing it through unread,
+// since the interpreter would only refuse it (a failed run costs more than the few µs of reading plain code
+// that merely looks typed).
+func typeHints(code string) bool { return typeHintPattern.MatchString(code) }
 
 // Read turns code into a Script. Its error is a *SyntaxError for code that is neither JavaScript nor
 // TypeScript the sandbox can run (anything else would be a broken source map from esbuild). Code it cannot read
