@@ -2,7 +2,6 @@ package jsprep
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 
@@ -93,14 +92,65 @@ func Prepare(code string) (*Script, error) {
 	return Read(code)
 }
 
-// typeHintPattern finds what TypeScript, and rarely JavaScript, has: an annotated variable or first parameter,
-// a return type, a non-null "!", a cast, an interface or type alias.
-var typeHintPattern = regexp.MustCompile(`(?:\b(?:let|const|var)\s+[\w$]+\s*!?:|\(\s*[\w$]+\??\s*:|\)\s*:\s*[\w$({\[]|[\w$)\]]!\s*[.)\[,;]|\b(?:as|satisfies)\s+[\w$({\[]|\b(?:interface|type|enum|namespace|declare)\s+[\w$]+\s*[={<]|\binterface\s+[\w$]+\s*extends\b)`)
-
-// typeHints reports code that is probably TypeScript: Prepare reads it instead of passing it through unread,
-// since the interpreter would only refuse it (a failed run costs more than the few µs of reading plain code
-// that merely looks typed).
-func typeHints(code string) bool { return typeHintPattern.MatchString(code) }
+// typeHints reports code that is probably TypeScript: an annotated variable or first parameter, a return type,
+// a non-null "!", a cast, an interface, type alias or enum. Prepare reads such code instead of passing it through
+// unread, since the interpreter would only refuse it (a failed run costs far more than the few µs of reading
+// plain code that merely looks typed). It is a scan, not a parse: a wrong answer either way costs only time.
+func typeHints(code string) bool {
+	for _, w := range []string{"interface ", "type ", "enum ", "namespace ", "declare ", " as ", " satisfies "} {
+		for at := 0; ; {
+			i := strings.Index(code[at:], w)
+			if i < 0 {
+				break
+			}
+			i += at
+			at = i + 1
+			if w[0] == ' ' || i == 0 || !isIdent(code[i-1]) && code[i-1] != '.' {
+				return true
+			}
+		}
+	}
+	for i := 0; i < len(code); i++ {
+		switch code[i] {
+		case ':':
+			j := i - 1
+			for j >= 0 && (code[j] == ' ' || code[j] == '\t') {
+				j--
+			}
+			if j >= 0 && code[j] == '?' {
+				j--
+			}
+			if j >= 0 && code[j] == ')' {
+				return true // a return type (or a parenthesized ternary branch)
+			}
+			end := j + 1
+			for j >= 0 && isIdent(code[j]) {
+				j--
+			}
+			if end == j+1 {
+				continue
+			}
+			word := j + 1
+			for j >= 0 && (code[j] == ' ' || code[j] == '\t') {
+				j--
+			}
+			if j >= 0 && code[j] == '(' {
+				return true // (name: T
+			}
+			for _, decl := range []string{"let", "const", "var"} {
+				if j+1 >= len(decl) && code[j+1-len(decl):j+1] == decl && j+1 < word {
+					return true // let name: T
+				}
+			}
+		case '!':
+			if i > 0 && i+1 < len(code) && (isIdent(code[i-1]) || code[i-1] == ')' || code[i-1] == ']') &&
+				(code[i+1] == '.' || code[i+1] == ')' || code[i+1] == '[' || code[i+1] == ';') {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Read turns code into a Script. Its error is a *SyntaxError for code that is neither JavaScript nor
 // TypeScript the sandbox can run (anything else would be a broken source map from esbuild). Code it cannot read
