@@ -38,8 +38,9 @@ const (
 		"`openclaw.tools.describe(id)` → full schemas; " +
 		"`openclaw.tools.call(id, args)` → `{tool, result}`, JSON in `result.details`, `result.isError` if it " +
 		"failed. Promise.all runs calls in parallel. console.log goes to `logs`."
-	searchCodeParameters = `{"type":"object","properties":{"code":{"type":"string",` +
-		`"description":"JS/TS: an async function body, or one function."}},` +
+	// The parameter has no description of its own: the tool's says what `code` is, and the request carries
+	// every byte of both on every turn.
+	searchCodeParameters = `{"type":"object","properties":{"code":{"type":"string"}},` +
 		`"required":["code"],"additionalProperties":false}`
 
 	// codeToolBytes is what the code tool's description and parameters took before they said which script

@@ -294,3 +294,83 @@ func TestIdleInstancesDropGrownCallStacks(t *testing.T) {
 		}
 	}
 }
+
+// A restore checks only the pages the kernel says are populated before clearing the snapshot's zero ranges. This
+// writes behind its back, straight into an idle instance's memory (every page, a few pages, whole zero ranges,
+// zero bytes that populate a page without dirtying it, bytes on the edges of ranges), restores, and compares every
+// byte of memory with the snapshot: nothing any writer left may reach the next run.
+func TestRestoreErasesWritesAnywhere(t *testing.T) {
+	e := lockedReuseEngine(t)
+	drainPool(e)
+	_, err := e.Run(context.Background(), "1", nil)
+	require.NoError(t, err)
+	inst := idleInstance(e)
+	require.NotNil(t, inst)
+	if p, ok := e.buffers.(interface{ tracksPages() bool }); ok {
+		require.True(t, p.tracksPages(), "the restore reads which pages are populated here")
+	}
+	mem := inst.mod.Memory()
+	size := mem.Size()
+	var zeroRanges [][2]uint32
+	for _, rg := range e.snap.ranges {
+		if rg.zero {
+			zeroRanges = append(zeroRanges, [2]uint32{rg.from, rg.to})
+		}
+	}
+	require.NotEmpty(t, zeroRanges)
+	writes := map[string]func(){
+		"every page": func() {
+			for at := uint32(0); at < size; at += pageSize / 16 {
+				mem.WriteByte(at+at/4096%13, 0xa5)
+			}
+		},
+		"one byte per zero range": func() {
+			for _, rg := range zeroRanges {
+				mem.WriteByte(rg[0]+(rg[1]-rg[0])/2, 1)
+			}
+		},
+		"many pages of one zero range (given back)": func() {
+			rg := zeroRanges[0]
+			for at := rg[0]; at < rg[1]; at += 4096 {
+				mem.WriteByte(at+4095, 0x5a)
+			}
+		},
+		"range edges": func() {
+			for _, rg := range zeroRanges {
+				mem.WriteByte(rg[0], 7)
+				mem.WriteByte(rg[1]-1, 7)
+			}
+		},
+		"zeros that populate pages, then a mark": func() {
+			for _, rg := range zeroRanges {
+				mem.WriteByte(rg[0]+4096, 0)
+			}
+			mem.WriteByte(zeroRanges[len(zeroRanges)-1][1]-4097, 9)
+		},
+		"snapshot data": func() {
+			for at := uint32(0); at < size; at += 999 {
+				b, _ := mem.ReadByte(at)
+				mem.WriteByte(at, ^b)
+			}
+		},
+	}
+	for name, write := range writes {
+		t.Run(name, func(t *testing.T) {
+			write()
+			require.NoError(t, e.restore(inst))
+			got, ok := mem.Read(0, size)
+			require.True(t, ok)
+			if !bytes.Equal(got, e.snap.memory) {
+				for i := range got {
+					if got[i] != e.snap.memory[i] {
+						t.Fatalf("byte %d is %#x after the restore, the snapshot has %#x", i, got[i], e.snap.memory[i])
+					}
+				}
+			}
+		})
+	}
+	// And the engine still runs from the instance.
+	res, err := e.Run(context.Background(), "1 + 1", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "2", res.Value)
+}

@@ -249,21 +249,24 @@ func TestParserPanicIsContained(t *testing.T) {
 // TestPrepareFastPath: code that visibly returns at its top level skips the parse; anything else is read.
 func TestPrepareFastPath(t *testing.T) {
 	for code, unread := range map[string]bool{
-		"return 1":                                true,
-		"const a = 1\n  return a":                 true,
-		"// a comment\nreturn 1":                  true,
-		"const s = '{'\nreturn s":                 true,
-		"const s = `\n{\n`\nreturn s":             true,
-		"/* { */\nreturn 1":                       true,
-		"if (x) {\n  return 1\n}\n2":              false, // a return in a block needs the parse
-		"async () => {\n  return 1\n}":            false,
-		"const r = 1; r":                          false,
-		"const n: number = 1\nreturn n":           true, // the interpreter's syntax error sends it to Read
-		"const r = f<T>(x)\nreturn r":             false,
-		"export default 1\nreturn 2":              false,
-		"const s = 'return'\nx":                   false,
-		"const f = function () {\nreturn 1\n}\nf": false,
-		"x = 1 // return\nx":                      false,
+		"return 1":                            true,
+		"const a = 1\n  return a":             true,
+		"// a comment\nreturn 1":              true,
+		"const s = '{'\nreturn s":             true,
+		"const s = `\n{\n`\nreturn s":         true,
+		"/* { */\nreturn 1":                   true,
+		"if (x) {\n  return 1\n}\n2":          false, // a return in a block needs the parse
+		"async () => {\n  return 1\n}":        false,
+		"const r = 1; r":                      false,
+		"const n: number = 1\nreturn n":       false, // typed: read at once, not refused by the interpreter first
+		"interface H { a: string }\nreturn 1": false,
+		"return (x as any).y":                 false,
+		"const v = await f('q', {limit: 3, a: b ? c : d})\nreturn v": true, // object literals and ternaries are no hint
+		"const r = f<T>(x)\nreturn r":                                false,
+		"export default 1\nreturn 2":                                 false,
+		"const s = 'return'\nx":                                      false,
+		"const f = function () {\nreturn 1\n}\nf":                    false,
+		"x = 1 // return\nx":                                         false,
 	} {
 		p, err := Prepare(code)
 		require.NoError(t, err, code)
