@@ -227,3 +227,24 @@ func TestHostCopiesAreBounded(t *testing.T) {
 		assert.True(t, strings.HasPrefix(se.Message, "éé"), "cut at a character boundary")
 	})
 }
+
+// Copies and fills of more than bulkChunk go in pieces with a host check between them: what they leave in memory
+// is what one instruction leaves, for overlapping ranges in both directions too (the unmetered engine runs the
+// module as shipped).
+func TestBulkMemoryInPieces(t *testing.T) {
+	const script = `const n = (3 << 20) + 12345, a = new Uint8Array(n + 8192);
+		for (let i = 0; i < a.length; i += 97) a[i] = (i * 7) & 255;
+		a.copyWithin(4093, 0, n);        // the ranges overlap, the target above: copied from the top down
+		a.copyWithin(0, 2001, 2001 + n); // the target below: from the bottom up
+		a.fill(7, 100, 100 + (2 << 20) + 3);
+		let h = 0; for (let i = 0; i < a.length; i += 13) h = (h * 31 + a[i]) | 0;
+		h`
+	unmetered, err := unmeteredEngine()
+	require.NoError(t, err)
+	want, err := unmetered.Run(context.Background(), script, nil)
+	require.NoError(t, err)
+	got, err := engine(t).Run(context.Background(), script, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Value, got.Value)
+	assert.NotEqual(t, "0", got.Value)
+}
