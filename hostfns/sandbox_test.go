@@ -341,9 +341,12 @@ func TestLimits(t *testing.T) {
 		requireKind(t, err, "memory")
 	})
 	t.Run("stack", func(t *testing.T) {
-		_, err := run(t, "function f() { return f() } return f()", nil, nil)
+		// A minute, not the default 10 s: on a machine whose cores other work holds, growing the stack to the
+		// limit took longer than that, and the run ended as a timeout.
+		long := &RunOptions{Timeout: time.Minute}
+		_, err := run(t, "function f() { return f() } return f()", nil, long)
 		requireKind(t, err, "stack")
-		_, err = run(t, "return JSON.parse('['.repeat(100000) + ']'.repeat(100000))", nil, nil)
+		_, err = run(t, "return JSON.parse('['.repeat(100000) + ']'.repeat(100000))", nil, long)
 		requireKind(t, err, "stack")
 		res, err := run(t, "return 'fine'", nil, nil)
 		require.NoError(t, err, "the next run on the same sandbox works")
@@ -491,8 +494,11 @@ func TestParallelRunsAndNoLeaks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			b := &fakeBridge{delay: time.Millisecond}
+			// Two hundred runs at once on a machine whose cores other work holds took longer than the default
+			// 10 s each; the test is about isolation and leaks, so the timeout is out of its way.
 			res, err := sandbox(t).Run(context.Background(),
-				fmt.Sprintf("globalThis.mine = %d; const r = await openclaw.tools.call('t', {i: %d}); return [mine, r.args.i]", i, i), b, nil)
+				fmt.Sprintf("globalThis.mine = %d; const r = await openclaw.tools.call('t', {i: %d}); return [mine, r.args.i]", i, i), b,
+				&RunOptions{Timeout: 5 * time.Minute})
 			errs[i] = err
 			if err == nil {
 				vals[i] = string(res.Value)
