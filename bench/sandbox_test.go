@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/hostfns"
+	"github.com/toolsearch/toolsearch/internal/testskip"
 )
 
 // Sandbox benchmarks. Each has a correctness twin (Test...Twin) that runs the same code once and checks it
@@ -294,12 +294,7 @@ rl.once("line", (line) => {
 // with nothing to compare.
 func nodePermissionFlag(tb testing.TB) string {
 	tb.Helper()
-	missing := func(msg string) {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
+	missing := func(msg string) { testskip.Missing(tb, msg) }
 	if _, err := exec.LookPath("node"); err != nil {
 		missing("node is not installed: the Node child peer needs it (CI installs it)")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolsearch/toolsearch/internal/testskip"
 )
 
 func TestPackageRunner(t *testing.T) {
@@ -70,12 +71,7 @@ func TestStartTimeoutPrecedence(t *testing.T) {
 // requireNPX returns npx, or skips (fails under CI=true) when npx or the npm registry cannot be reached.
 func requireNPX(t *testing.T) string {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(what)
-		}
-		t.Skip(what)
-	}
+	missing := func(what string) { testskip.Missing(t, what) }
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		missing("npx is not installed (apt-get install npm)")
