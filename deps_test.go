@@ -61,6 +61,8 @@ var dependencyRules = []dependencyRule{
 		reason: "the seam is what both MCP packages import; importing either would make a circle"},
 	{pkg: "", forbidden: []string{"./mcp/internal/mcptest"},
 		reason: "mcptest is what the MCP packages' tests share; no program needs it"},
+	{pkg: "", forbidden: []string{"./internal/testskip"}, except: []string{"mcp/internal/mcptest"},
+		reason: "testskip is for tests (and mcptest, which only tests import); no program needs it"},
 	{pkg: "gateway", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "./mcp"},
 		reason: "the gateway asks the runtime; MCP is wired by the caller"},
 	{pkg: "", forbidden: otelSDK, except: []string{"internal/otelsetup", "cmd/toolsearch"},

@@ -71,6 +71,11 @@ type hostileAttack struct {
 	// whose cores are busy with other work does not turn the limit the attack must reach (memory, output, a
 	// budget) into a timeout; those attacks end at their limit long before it.
 	deadline bool
+	// budget marks attacks stopped by the host CPU budget of searches and describes (5% of the timeout). On a
+	// machine whose cores other work holds, the run can reach its 1 s deadline before its searches have had
+	// 50 ms of CPU: the attack (and its twin) then end as a timeout, which bounds the host as well; the CPU
+	// ratio to the twin is checked either way.
+	budget bool
 }
 
 // echoTool is an in-process tool taking any object and echoing it, the bridge's most expensive honest answer.
@@ -136,7 +141,7 @@ var hostileAttacks = []hostileAttack{
 	{name: "exit", code: "const std = await import('qjs:std'); std.exit(3)", kind: "exit"},
 
 	// Host CPU outside fuel, against 10,000 tools.
-	{name: "100 describes of unknown ids", big: true, deadline: true, code: `let n = 0;
+	{name: "100 describes of unknown ids", big: true, deadline: true, budget: true, code: `let n = 0;
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.describe('zzzz_create_invoic_' + i) } catch (e) { n++ } }
 		return n`, value: "100", twin: `let n = 0;
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.describe('` + echoID + `') } catch (e) {} n++ }
@@ -148,7 +153,7 @@ var hostileAttacks = []hostileAttack{
 		return n`},
 	// Its twin makes as many batch searches of the same queries, four at a time instead of sixteen: both reach the
 	// searches' share of the timeout, the attack with fewer calls.
-	{name: "100 worst batch searches", big: true, deadline: true, code: worstQuery + `
+	{name: "100 worst batch searches", big: true, deadline: true, budget: true, code: worstQuery + `
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.search({queries: Array.from({length: 16}, (_, j) => q + ' x' + i + j)}) } catch (e) {} }
 		return 1`, value: "1", twin: worstQuery + `
 		for (let i = 0; i < 100; i++) { try { await openclaw.tools.search({queries: Array.from({length: 4}, (_, j) => q + ' x' + i + j)}) } catch (e) {} }
@@ -405,16 +410,23 @@ func TestHostileScripts(t *testing.T) {
 	}
 	check := func(t *testing.T, a hostileAttack, r hostileReport) {
 		require.Empty(t, r.ChildErr)
-		assert.Equal(t, a.kind, r.Kind, "kind (message: %s)", r.Message)
+		byDeadline := a.budget && r.Kind == "timeout"
+		if !byDeadline {
+			assert.Equal(t, a.kind, r.Kind, "kind (message: %s)", r.Message)
+		}
 		assert.NotEqual(t, "internal", r.Kind, "a script never causes kind internal")
-		if a.value != "" && a.kind == "" {
+		if a.value != "" && a.kind == "" && !byDeadline {
 			assert.JSONEq(t, a.value, r.Value)
 		}
 		assert.LessOrEqual(t, r.CPUPastDeadline, hostileCPUPastLimit, "the host kept working on the script past its deadline")
 		assert.Less(t, r.Wall, r.Timeout+hostileTimeSlack, "answered %v after a %v timeout", r.Wall, r.Timeout)
 		assert.LessOrEqual(t, r.Answer, hostileAnswerBound, "the answer is bounded by the result and console limits")
 		if a.twin != "" {
-			require.Empty(t, r.TwinKind, "the benign twin succeeds")
+			if a.budget {
+				require.Empty(t, strings.ReplaceAll(r.TwinKind, "timeout", ""), "the benign twin succeeds or meets its deadline")
+			} else {
+				require.Empty(t, r.TwinKind, "the benign twin succeeds")
+			}
 			limit := hostileCPURatio*r.TwinCPU + hostileCPUFloor
 			assert.LessOrEqual(t, r.CPU, limit, "host CPU outside fuel: %v against a twin's %v", r.CPU, r.TwinCPU)
 		}

@@ -169,32 +169,59 @@ func (t *callTable) dispatch(c *bridgeCall, request json.RawMessage) {
 }
 
 // lookup runs a search or describe: one at a time per run, within what is left of the run's host time for them.
+// The host time is the CPU the lookup's thread spent (see lookupClock): on a busy machine a search that waited
+// for a core, or a search that waited for a server to start, did not cost the host what the wall clock says,
+// and the script must not be told it used up its budget. A lookup still running when it has spent what is left
+// is cut then: a timer fires when that much wall time has passed (the earliest the CPU could reach it) and reads
+// the thread's clock, again after each shortfall.
 func (t *callTable) lookup(op string, run func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	t.lookups.Lock()
 	defer t.lookups.Unlock()
 	t.mu.Lock()
 	left := t.opts.MaxHostTime - t.hostTime
 	t.mu.Unlock()
-	exhausted := fmt.Errorf("openclaw.tools.%s: this run has used its %v of host time for searches and describes; "+
+	exhausted := fmt.Errorf("openclaw.tools.%s: this run has used its %v of host CPU time for searches and describes; "+
 		"use the results you have", op, t.opts.MaxHostTime)
 	if left <= 0 {
 		return nil, exhausted
 	}
-	// A budget that Suspend holds, like the run's deadline: a lookup waiting for something that is not the
-	// script's doing (a server still starting) neither spends the script's host time nor is cut short by it.
-	budget := wasm.NewDeadline(left)
-	defer budget.Stop()
-	ctx, cancel := budget.Context(t.ctx)
-	defer cancel()
-	value, err := run(context.WithValue(ctx, lookupBudgetKey{}, budget))
+	ctx, cancel := context.WithCancelCause(t.ctx)
+	defer cancel(nil)
+	clock := startLookupClock()
+	var watch *time.Timer
+	var watchMu sync.Mutex
+	check := func() {
+		watchMu.Lock()
+		defer watchMu.Unlock()
+		if watch == nil {
+			return // the lookup is over: its thread may be running something else now
+		}
+		if rest := left - clock.used(); rest > 0 {
+			watch.Reset(max(rest, time.Millisecond))
+			return
+		}
+		cancel(errHostTimeSpent)
+	}
+	watchMu.Lock()
+	watch = time.AfterFunc(left, check)
+	watchMu.Unlock()
+	value, err := run(ctx)
+	watchMu.Lock()
+	watch.Stop()
+	watch = nil
+	watchMu.Unlock()
+	spent := clock.stop()
 	t.mu.Lock()
-	t.hostTime += budget.Spent()
+	t.hostTime += spent
 	t.mu.Unlock()
-	if err != nil && ctx.Err() != nil && t.ctx.Err() == nil {
+	if err != nil && errors.Is(context.Cause(ctx), errHostTimeSpent) && t.ctx.Err() == nil {
 		return nil, exhausted
 	}
 	return value, err
 }
+
+// errHostTimeSpent is the cause of a lookup's context ending because the lookup spent the run's host time.
+var errHostTimeSpent = errors.New("the run's host time for searches and describes is spent")
 
 // complete records a call's outcome, checking the response against the payload and budget limits, and wakes
 // the script's pump.

@@ -39,7 +39,7 @@
 //	RunOptions.MaxPayloadBytes 1 MiB           the one call is rejected inside the script (catchable)
 //	RunOptions.MaxBridgeBytes  8 MiB           all requests and responses together (4 MiB per second of a timeout under
 //	                                           2 s); past it, calls are rejected
-//	RunOptions.MaxHostTime     5% of Timeout   searches and describes together; past it, they are rejected
+//	RunOptions.MaxHostTime     5% of Timeout   CPU of searches and describes together; past it, they are rejected
 //	WASI stdout/stderr         64 KiB          kept, the rest dropped (scripts cannot reach them without qjs:std)
 //	jsprep.MaxNodes            8,192           code runs unparsed: no TypeScript, no script forms (see below)
 //	jsprep.MaxArrows           256             the same, for arrow functions

@@ -48,7 +48,9 @@ const (
 //
 // Search and Describe are host work the script causes outside its fuel: the sandbox runs them one at a time per
 // run and stops accepting them once they have taken RunOptions.MaxHostTime together, so they are expected to be
-// in-process lookups, not I/O.
+// in-process lookups, not I/O. Their time is the CPU time of the thread the method is called on (where the
+// platform measures one: Linux; wall time elsewhere): time spent waiting for a core, or blocked, is not the
+// script's, and work the method hands to other goroutines is not counted.
 //
 // Each method gets the request as the script built it, unchecked, so that one place (the runtime) decides what a
 // malformed request means: search {"query": ..., "limit": ...} or {"queries": [...], ...}, describe {"id": ...},
@@ -64,25 +66,16 @@ type Bridge interface {
 // stops running (within a fuel slice) until resume is called. It is for waits that are not the script's doing,
 // such as a person approving a tool call; the caller bounds the wait itself. Outside a bridge call it does
 // nothing. resume is idempotent.
-// Inside a search or describe it also holds that lookup's share of RunOptions.MaxHostTime.
+// A search or describe waiting this way spends none of RunOptions.MaxHostTime either: that budget counts the
+// CPU time of the lookup's own thread, and a wait uses none.
 func Suspend(ctx context.Context) (resume func()) {
-	var releases []func()
-	for _, key := range []any{deadlineKey{}, lookupBudgetKey{}} {
-		if d, ok := ctx.Value(key).(*wasm.Deadline); ok {
-			releases = append(releases, d.Hold())
-		}
+	if d, ok := ctx.Value(deadlineKey{}).(*wasm.Deadline); ok {
+		return d.Hold()
 	}
-	return func() {
-		for _, release := range releases {
-			release()
-		}
-	}
+	return func() {}
 }
 
-type (
-	deadlineKey     struct{}
-	lookupBudgetKey struct{} // the host time one search or describe may take (callTable.lookup)
-)
+type deadlineKey struct{}
 
 // Options configure a Sandbox. A nil *Options is valid.
 type Options struct {
@@ -134,8 +127,8 @@ type RunOptions struct {
 	MaxCalls        int // bridged calls (search, describe and call all count)
 	MaxPayloadBytes int // each bridge request and each bridge response
 	MaxBridgeBytes  int // all bridge requests and responses of the run together
-	// MaxHostTime bounds the time searches and describes take together (zero: DefaultHostTimeShare of the
-	// timeout). Tool calls are the agent's own tools and are bounded by the deadline and by MaxBridgeBytes.
+	// MaxHostTime bounds the host CPU time searches and describes take together (zero: DefaultHostTimeShare of
+	// the timeout; see Bridge for what counts). Tool calls are the agent's own tools and are bounded by the deadline and by MaxBridgeBytes.
 	MaxHostTime time.Duration
 }
 

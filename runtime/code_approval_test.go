@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,20 +144,25 @@ func TestCodeModeApprovalsShareOneBound(t *testing.T) {
 // the call that needs approval starts no new call while the person decides.
 func TestCodeModeApprovalSuspendsTheScript(t *testing.T) {
 	var reads atomic.Int64
+	var mu sync.Mutex
+	var readAt []time.Time // when each read_notes call reached the tool
 	tools := annotatedCatalog()
 	tools[0].Handler = catalog.HandlerFunc(func(context.Context, json.RawMessage) (*catalog.Result, error) {
 		reads.Add(1)
+		mu.Lock()
+		readAt = append(readAt, time.Now())
+		mu.Unlock()
 		return &catalog.Result{}, nil
 	})
 	var during [2]int64
+	var heldFrom, heldTo time.Time
 	slow := runtime.ApproverFunc(func(ctx context.Context, inv *runtime.Invocation) (runtime.Decision, error) {
 		if !inv.ApprovalRequired {
 			return runtime.Decision{Allow: true}, nil
 		}
-		time.Sleep(50 * time.Millisecond) // a call in flight when the hold began may still finish
-		during[0] = reads.Load()
-		time.Sleep(time.Second)
-		during[1] = reads.Load()
+		heldFrom, during[0] = time.Now(), reads.Load()
+		time.Sleep(time.Second) // the person deciding
+		heldTo, during[1] = time.Now(), reads.Load()
 		return runtime.Decision{Allow: true}, nil
 	})
 	rt := newRuntime(t, runtime.ModeCode, &runtime.Options{Approver: slow,
@@ -171,9 +177,22 @@ func TestCodeModeApprovalSuspendsTheScript(t *testing.T) {
 	require.True(t, cr.OK, "%+v", cr.Error)
 	assert.JSONEq(t, `"openclaw:fake-plugin:delete_notes"`, string(cr.Value))
 	// The script runs on until the call reaches its approver (its pipeline runs beside the script); from then
-	// on nothing of it runs.
-	assert.Equal(t, during[0], during[1], "no call started while the approval was pending")
+	// on nothing of it runs, but the one read that was in flight when the hold began may still finish.
+	assert.LessOrEqual(t, during[1]-during[0], int64(1), "no call started while the approval was pending")
 	assert.EqualValues(t, 200, reads.Load(), "and the script went on afterwards")
+	// The control: once resumed, the script made its next read sooner than the hold lasted, so a script that
+	// kept running during the hold would have been seen.
+	mu.Lock()
+	defer mu.Unlock()
+	next := heldTo
+	for _, at := range readAt {
+		if at.After(heldTo) {
+			next = at
+			break
+		}
+	}
+	require.True(t, next.After(heldTo), "no read after the approval")
+	assert.Less(t, next.Sub(heldTo), heldTo.Sub(heldFrom), "the hold was too short to show anything")
 }
 
 // Nothing the script sends can approve a call: there is no approval API, and arguments that claim approval are

@@ -53,9 +53,9 @@ func TestNoToolStartsAfterTheRunTimedOut(t *testing.T) {
 					return runtime.HookResult{}, nil
 				})}
 			}
-			rt := newRuntime(t, runtime.ModeCode, opts)
+			tr := newTraced(t, runtime.ModeCode, opts)
 			effect := &sideEffect{}
-			run := startRun(t, rt, runtime.RunRequest{Tools: []catalog.Tool{effect.tool("charge")}})
+			run := startRun(t, tr.rt, runtime.RunRequest{Tools: []catalog.Tool{effect.tool("charge")}})
 			_, cr := runCode(t, run, "1", `return await openclaw.tools.call("charge", {})`)
 			require.NotNil(t, cr.Error)
 			if stage == "approver" {
@@ -66,7 +66,15 @@ func TestNoToolStartsAfterTheRunTimedOut(t *testing.T) {
 			}
 			close(release)
 			<-returned
-			time.Sleep(100 * time.Millisecond) // time for a call that wrongly went on to reach the tool
+			// The call's span ends once the pipeline has given the call up, or after the tool, had it run.
+			require.Eventually(t, func() bool {
+				for _, s := range tr.spans.GetSpans() {
+					if s.Name == runtime.SpanCall+" openclaw:core:charge" {
+						return true
+					}
+				}
+				return false
+			}, time.Minute, time.Millisecond, "the call never ended")
 			assert.Zero(t, effect.ran.Load(), "the tool ran after its run had timed out")
 		})
 	}

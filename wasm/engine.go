@@ -8,6 +8,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -81,6 +82,11 @@ type Engine struct {
 
 	mu     sync.RWMutex // held for reading by each Run, for writing by Close
 	closed bool
+
+	// inflight counts the runs under way: with more of them than GOMAXPROCS, a run yields at every fuel refill.
+	inflight atomic.Int32
+	// closing counts instances being closed after their run answered (see run.close); Close waits for them.
+	closing sync.WaitGroup
 }
 
 // snapshot is the state of an instance right after New_QJS, the host functions and the prelude: restoring it
@@ -317,6 +323,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		e.closing.Wait() // no run is left to add to it
 	case <-ctx.Done():
 	}
 	err := e.runtime.Close(ctx)

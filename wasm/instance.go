@@ -219,7 +219,11 @@ func (p *instancePool) get() *instance {
 }
 
 // put keeps inst for a later run if it can be reset completely, and closes it otherwise.
-func (p *instancePool) put(inst *instance, snapshotSize uint32) {
+//
+// An instance whose memory grew is closed on another goroutine, counted in closing: giving back tens of megabytes
+// of pages a runaway touched takes milliseconds of CPU, which on a busy machine became 80-90 ms that the run's
+// answer waited for after its deadline. One the pool has no room for is small and closes at once.
+func (p *instancePool) put(inst *instance, snapshotSize uint32, closing *sync.WaitGroup) {
 	reusable := !inst.mod.IsClosed() && inst.mod.Memory().Size() == snapshotSize
 	if reusable {
 		p.mu.Lock()
@@ -230,8 +234,12 @@ func (p *instancePool) put(inst *instance, snapshotSize uint32) {
 		}
 		p.mu.Unlock()
 	}
-	if inst != nil {
+	switch {
+	case inst == nil:
+	case reusable:
 		inst.close()
+	default:
+		closing.Go(inst.close)
 	}
 }
 

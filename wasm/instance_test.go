@@ -284,6 +284,7 @@ func TestIdleInstancesDropGrownCallStacks(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	e.closing.Wait() // the instances the pool did not keep are closed after their runs answered
 	require.Positive(t, e.pool.size(), "the deep runs' instances went back to the pool")
 	grown := int64(heapAfterGC()) - int64(before)
 	t.Logf("Go heap after %d deep runs with %d idle instances: %+d KiB", 2*e.pool.keep, e.pool.size(), grown>>10)

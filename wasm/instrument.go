@@ -18,6 +18,10 @@ import (
 //     so before each one of 1 KiB or more the length operand is charged as well, one unit per 64 bytes (about
 //     what the interpreter burns in the time it takes to move them). Without the charge, a loop of 46 MiB copyWithin calls ran 21 s
 //     past a 1 s deadline: each copy cost a few units, and the deadline is checked only when a slice runs out.
+//     An instruction moving more than bulkChunk bytes becomes a call of an appended function doing the same in
+//     pieces of bulkChunk, calling the host with argc = hookYield between them: one instruction is never
+//     preempted, and a 46 MiB copy took 5-10 ms of CPU, which on a machine whose cores other work holds became a
+//     quarter of a second before the deadline was seen, while the run held a Go processor others waited for.
 //   - memory: every memory.grow that fails (returns -1) calls the host with argc = hookMemory, so a refused grow
 //     is known to the host whoever refused it (the run's own cap or wazero's page limit) and whatever the
 //     interpreter makes of it afterwards ("out of memory", or an exception it could not even allocate).
@@ -43,6 +47,7 @@ import (
 const (
 	hookFuel   = -1
 	hookMemory = -3
+	hookYield  = -5
 )
 
 // Names of the globals the instrumented module exports to the host.
@@ -71,8 +76,15 @@ func blankData(payload []byte, text string) ([]byte, error) {
 	return bytes.Replace(payload, []byte(text), append(blank, '\n'), 1), nil
 }
 
-// hookFuncs is how many hook functions the rewrite appends (one per sentinel argc).
-const hookFuncs = 2
+// hookFuncs is how many hook functions the rewrite appends (one per sentinel argc), and bulkFuncs how many
+// functions after them do large bulk memory instructions in pieces (copy, then fill).
+const (
+	hookFuncs = 2
+	bulkFuncs = 2
+)
+
+// bulkChunk is the most bytes one memory.copy or memory.fill moves between two host checks: ~0.1 ms of memmove.
+const bulkChunk = 1 << 20
 
 // ErrUnsupportedModule means the module uses something the instrumenter does not understand (an unknown
 // opcode, a second memory, no proxy import): running it uninstrumented would not be safe, so it is refused.
@@ -166,18 +178,23 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	stats.originalFuncs = importedFuncs + int(funcCount)
 	refuelFunc := uint32(importedFuncs) + funcCount
 	memoryFunc := refuelFunc + 1
+	copyFunc, fillFunc := refuelFunc+hookFuncs, refuelFunc+hookFuncs+1
 
 	voidType := typeIndex(&types, funcType{})
+	bulkType := typeIndex(&types, funcType{params: []byte{valI32, valI32, valI32}})
 	paramCounts := make([]int, len(funcTypes))
 	for i, ti := range funcTypes {
 		paramCounts[i] = len(types[ti].params)
 	}
 	typeSec.payload = encodeVector(types, func(b []byte, t funcType) []byte { return t.encode(b) })
 
-	funcSec.payload = appendU32(nil, funcCount+hookFuncs)
+	funcSec.payload = appendU32(nil, funcCount+hookFuncs+bulkFuncs)
 	funcSec.payload = append(funcSec.payload, funcRest...)
 	for range hookFuncs {
 		funcSec.payload = appendU32(funcSec.payload, voidType)
+	}
+	for range bulkFuncs {
+		funcSec.payload = appendU32(funcSec.payload, bulkType)
 	}
 
 	globalSec.payload = appendU32(nil, globalCount+2)
@@ -233,9 +250,12 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		spGlobal:   spGlobal,
 		lowGlobal:  lowGlobal,
 		memoryFunc: memoryFunc,
+		copyFunc:   copyFunc,
+		fillFunc:   fillFunc,
+		bulkType:   bulkType,
 		disabled:   int64(names[0]),
 	}
-	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+hookFuncs)
+	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+hookFuncs+bulkFuncs)
 	r := &reader{b: codeRest}
 	for range codeCount {
 		size, err := r.u32()
@@ -286,6 +306,10 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	// In the order of refuelFunc, memoryFunc.
 	for _, argc := range []int64{hookFuel, hookMemory} {
 		body := hookBody(uint32(proxyIndex), argc)
+		code = appendU32(code, uint32(len(body)))
+		code = append(code, body...)
+	}
+	for _, body := range [][]byte{bulkCopyBody(uint32(proxyIndex)), bulkFillBody(uint32(proxyIndex))} {
 		code = appendU32(code, uint32(len(body)))
 		code = append(code, body...)
 	}
@@ -437,6 +461,93 @@ func (rw *rewriter) bulkChargeLocal(b []byte, len32, fuel uint32) []byte {
 	return append(b, 0x0b) // end
 }
 
+// bulkSplit follows bulkCharge: the stack holds the instruction's three operands, len32 the length, and instr is
+// the instruction itself (memory.copy or memory.fill). len32 > bulkChunk ? call copyFunc/fillFunc : instr.
+func (rw *rewriter) bulkSplit(b []byte, len32, sub uint32, instr []byte) []byte {
+	fn := rw.copyFunc
+	if sub == 11 {
+		fn = rw.fillFunc
+	}
+	b = appendU32(append(b, 0x20), len32) // local.get len32
+	b = append(b, 0x41)                   // i32.const
+	b = appendS64(b, bulkChunk)           //   bulkChunk
+	b = append(b, 0x4b, 0x04)             // i32.gt_u; if [i32 i32 i32] -> []
+	b = appendS64(b, int64(rw.bulkType))
+	b = appendU32(append(b, 0x10), fn) //   call
+	b = append(b, 0x05)                // else
+	b = append(b, instr...)            //   the instruction
+	return append(b, 0x0b)             // end
+}
+
+// bulkBounds is the start of bulkCopyBody and bulkFillBody: when the range of local a (and of local other, for a
+// copy) runs past the memory, the whole instruction runs at once, so it traps before writing anything, as the
+// original would.
+func bulkBounds(b []byte, other bool, instr []byte) []byte {
+	past := func(b []byte, local byte) []byte {
+		b = append(b, 0x20, local, 0xad, 0x20, 2, 0xad, 0x7c)    // local.get x; i64.extend_i32_u; local.get n; i64.extend_i32_u; i64.add
+		return append(b, 0x3f, 0x00, 0xad, 0x42, 16, 0x86, 0x56) // memory.size; i64.extend_i32_u; i64.const 16; i64.shl; i64.gt_u
+	}
+	b = past(b, 0)
+	if other {
+		b = past(b, 1)
+		b = append(b, 0x72) // i32.or
+	}
+	b = append(b, 0x04, 0x40, 0x20, 0, 0x20, 1, 0x20, 2) // if; local.get 0 1 2
+	b = append(b, instr...)
+	return append(b, 0x0f, 0x0b) // return; end
+}
+
+// bulkStep appends c = min(n, bulkChunk) (locals 2 and 3).
+func bulkStep(b []byte) []byte {
+	b = append(b, 0x20, 2, 0x41)
+	b = appendS64(b, bulkChunk)
+	b = append(b, 0x20, 2, 0x41)
+	b = appendS64(b, bulkChunk)
+	return append(b, 0x49, 0x1b, 0x21, 3) // i32.lt_u; select; local.set c
+}
+
+// bulkCopyBody is memory.copy(dst, src, n) (locals 0, 1, 2) in pieces of bulkChunk with a yield hook between
+// them: upwards when dst <= src, downwards otherwise, so that overlapping ranges copy as one instruction would.
+func bulkCopyBody(proxyFunc uint32) []byte {
+	instr := []byte{0xfc, 0x0a, 0x00, 0x00}
+	b := []byte{0x01, 0x01, valI32} // one i32 local: c
+	b = bulkBounds(b, true, instr)
+	b = append(b, 0x20, 0, 0x20, 1, 0x4d, 0x04, 0x40) // local.get dst; local.get src; i32.le_u; if
+	b = append(b, 0x03, 0x40)                         //   loop
+	b = bulkStep(b)
+	b = append(b, 0x20, 0, 0x20, 1, 0x20, 3)                   // local.get dst src c
+	b = append(b, instr...)                                    // memory.copy
+	b = append(b, 0x20, 0, 0x20, 3, 0x6a, 0x21, 0)             // dst += c
+	b = append(b, 0x20, 1, 0x20, 3, 0x6a, 0x21, 1)             // src += c
+	b = append(b, 0x20, 2, 0x20, 3, 0x6b, 0x22, 2, 0x04, 0x40) // n -= c; if n
+	b = hookCall(b, proxyFunc, hookYield)
+	b = append(b, 0x0c, 1, 0x0b, 0x0b) // br loop; end; end loop
+	b = append(b, 0x05, 0x03, 0x40)    // else; loop
+	b = bulkStep(b)
+	b = append(b, 0x20, 2, 0x20, 3, 0x6b, 0x21, 2)                         // n -= c
+	b = append(b, 0x20, 0, 0x20, 2, 0x6a, 0x20, 1, 0x20, 2, 0x6a, 0x20, 3) // dst+n; src+n; c
+	b = append(b, instr...)                                                // memory.copy
+	b = append(b, 0x20, 2, 0x04, 0x40)                                     // if n
+	b = hookCall(b, proxyFunc, hookYield)
+	return append(b, 0x0c, 1, 0x0b, 0x0b, 0x0b, 0x0b) // br loop; end; end loop; end if; end
+}
+
+// bulkFillBody is memory.fill(dst, value, n) (locals 0, 1, 2) in pieces of bulkChunk with a yield hook between
+// them.
+func bulkFillBody(proxyFunc uint32) []byte {
+	instr := []byte{0xfc, 0x0b, 0x00}
+	b := []byte{0x01, 0x01, valI32}
+	b = bulkBounds(b, false, instr)
+	b = append(b, 0x03, 0x40) // loop
+	b = bulkStep(b)
+	b = append(b, 0x20, 0, 0x20, 1, 0x20, 3)
+	b = append(b, instr...)                                    // memory.fill
+	b = append(b, 0x20, 0, 0x20, 3, 0x6a, 0x21, 0)             // dst += c
+	b = append(b, 0x20, 2, 0x20, 3, 0x6b, 0x22, 2, 0x04, 0x40) // n -= c; if n
+	b = hookCall(b, proxyFunc, hookYield)
+	return append(b, 0x0c, 1, 0x0b, 0x0b, 0x0b) // br loop; end; end loop; end
+}
+
 // loopWrappers is how many labels loopHead puts around a loop.
 const loopWrappers = 3
 
@@ -577,8 +688,10 @@ type rewriter struct {
 	fuelGlobal, refuelFunc uint32
 	spGlobal, lowGlobal    uint32
 	memoryFunc             uint32
-	disabled               int64 // address of disabledModule's name in memory
-	referencesDisabled     bool  // the body just rewritten loads that address
+	copyFunc, fillFunc     uint32 // bulkCopyBody, bulkFillBody
+	bulkType               uint32 // [i32 i32 i32] -> []
+	disabled               int64  // address of disabledModule's name in memory
+	referencesDisabled     bool   // the body just rewritten loads that address
 	loops                  int
 	bulkOps                int
 	grows                  int
@@ -750,15 +863,20 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if isBulkMemory(sub) { // charge the length first
+			if isBulkMemory(sub) { // charge the length first, and move a large one in pieces
 				out = append(out, body[copied:start]...)
 				if local {
 					out = rw.bulkChargeLocal(out, stackTmp, fuelTmp)
 				} else {
 					out = rw.bulkCharge(out, stackTmp, fuelTmp)
 				}
-				copied = start
+				if err := r.skipMiscImmediates(sub); err != nil {
+					return nil, err
+				}
+				out = rw.bulkSplit(out, stackTmp, sub, body[start:r.pos])
+				copied = r.pos
 				rw.bulkOps++
+				continue
 			}
 			if err := r.skipMiscImmediates(sub); err != nil {
 				return nil, err

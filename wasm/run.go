@@ -69,6 +69,8 @@ func (e *Engine) Run(ctx context.Context, script string, opts *RunOptions) (*Res
 	if e.closed {
 		return &Result{}, ErrClosed
 	}
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
 	r := newRun(e, ctx, o)
 	defer r.close()
 	if i := strings.IndexByte(script, 0); i >= 0 {
@@ -111,6 +113,7 @@ type run struct {
 
 	fuelGranted uint64    // fuel handed to the guest so far; used = granted - current global value
 	lastYield   time.Time // when the fuel hook last let other goroutines run
+	procs       int32     // GOMAXPROCS when the run started
 	memory      *linearMemory
 	clock       virtualClock
 	stdout      boundedBuffer
@@ -140,7 +143,7 @@ func newRun(e *Engine, ctx context.Context, o RunOptions) *run {
 	if o.MaxValueBytes <= 0 {
 		o.MaxValueBytes = DefaultMaxValueBytes
 	}
-	r := &run{engine: e, opts: o, started: time.Now(), deadline: o.Deadline}
+	r := &run{engine: e, opts: o, started: time.Now(), deadline: o.Deadline, procs: int32(goruntime.GOMAXPROCS(0))}
 	if r.deadline == nil {
 		r.deadline = NewDeadline(o.Timeout)
 	} else {
@@ -204,7 +207,7 @@ func (r *run) close() {
 	if inst := r.inst; inst != nil {
 		inst.host.run = nil
 		if r.pooled {
-			r.engine.pool.put(inst, r.engine.snap.size)
+			r.engine.pool.put(inst, r.engine.snap.size, &r.engine.closing)
 		} else {
 			inst.close()
 		}
@@ -333,22 +336,30 @@ func (r *run) checkContext() {
 	}
 }
 
-// yieldEvery is how often a run's fuel hook lets other goroutines have the processor: with eight runaway scripts
-// on two cores, one past its deadline waits a few of these for a core.
+// yieldEvery is how often a run lets other goroutines have the processor while no more runs are in flight than
+// GOMAXPROCS. Yielding at every fuel slice (~0.4 ms) cost 4-5% on CPU-bound JS.
 const yieldEvery = 2 * time.Millisecond
+
+// yield, at each fuel refill and between the pieces of a large bulk memory instruction, lets other goroutines
+// have the processor. Go cannot preempt a goroutine running compiled guest code, only these calls can: with more
+// runs in flight than processors, a run whose deadline has passed waits in the run queue while the others hold
+// every processor until they yield, so then every call yields and the wait is a few slices; otherwise every
+// yieldEvery, for the rest of the program.
+func (r *run) yield() {
+	if r.engine.inflight.Load() > r.procs {
+		goruntime.Gosched()
+	} else if now := time.Now(); now.Sub(r.lastYield) >= yieldEvery {
+		r.lastYield = now
+		goruntime.Gosched()
+	}
+}
 
 // grantFuel is the fuel hook: account for the slice just used, check the deadline and the budget, and hand out
 // the next slice (never more than what is left, so the budget is exact).
 func (r *run) grantFuel(left int64) {
 	used := uint64(int64(r.fuelGranted) - left)
 	if r.mod != nil && r.fuelGranted > 0 {
-		// Let other goroutines run every yieldEvery: Go preempts a busy goroutine only every ~10 ms, so with more
-		// runaway scripts than cores a run past its deadline could wait tens of milliseconds for a core before
-		// this check saw the clock. Yielding at every slice (~0.4 ms) cost 4-5% on CPU-bound JS.
-		if now := time.Now(); now.Sub(r.lastYield) >= yieldEvery {
-			r.lastYield = now
-			goruntime.Gosched()
-		}
+		r.yield()
 		r.checkContext()
 	}
 	if used > r.opts.Fuel {
@@ -377,6 +388,11 @@ func (e *Engine) jsFunctionProxy(ctx context.Context, mod api.Module, stack []ui
 		return
 	case hookMemory:
 		r.memory.refused = true
+		stack[0] = 0
+		return
+	case hookYield:
+		r.yield()
+		r.checkContext()
 		stack[0] = 0
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolsearch/toolsearch/internal/testskip"
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
@@ -45,11 +46,7 @@ const tsClientDir = "testdata/tsclient"
 func requireTSClient(t *testing.T) (node, script string) {
 	t.Helper()
 	missing := func(what string) {
-		msg := what + "; run `npm ci` in cmd/toolsearch/" + tsClientDir + " (CI does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testskip.Missing(t, what+"; run `npm ci` in cmd/toolsearch/"+tsClientDir+" (CI does)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -145,6 +142,7 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	testskip.Report()
 	os.Exit(code)
 }
 

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/toolsearch/toolsearch/internal/testskip"
 	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 	"github.com/toolsearch/toolsearch/mcp/upstream"
 )
@@ -21,7 +22,10 @@ func TestMain(m *testing.M) {
 	if behavior := os.Getenv(childEnv); behavior != "" {
 		os.Exit(runChild(behavior))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		testskip.Report()
+		os.Exit(code)
+	}))
 }
 
 // childConfig is a server config that starts the test binary as a child of the given behavior.

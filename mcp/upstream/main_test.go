@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/toolsearch/toolsearch/internal/testskip"
 	"github.com/toolsearch/toolsearch/mcp/internal/mcptest"
 )
 
@@ -30,7 +31,10 @@ func TestMain(m *testing.M) {
 	if behavior := os.Getenv(frontEnv); behavior != "" {
 		os.Exit(runFront(behavior))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		testskip.Report()
+		os.Exit(code)
+	}))
 }
 
 // frontEnv makes the test binary play a front: a Source with one server of the given child behavior, its

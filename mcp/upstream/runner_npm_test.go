@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolsearch/toolsearch/internal/testskip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,12 +26,7 @@ import (
 // requireNPX returns npx, or skips (fails under CI=true) when npx or the npm registry cannot be reached.
 func requireNPX(t *testing.T, pkg string) string {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(what)
-		}
-		t.Skip(what)
-	}
+	missing := func(what string) { testskip.Missing(t, what) }
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		missing("npx is not installed (apt-get install npm)")

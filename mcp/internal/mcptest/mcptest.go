@@ -5,6 +5,7 @@
 package mcptest
 
 import (
+	"github.com/toolsearch/toolsearch/internal/testskip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,11 +46,7 @@ func NPMServers() string {
 func RequireNPMServers(t *testing.T) (node, dir string) {
 	t.Helper()
 	missing := func(what string) {
-		msg := what + "; to run the tests against real MCP servers: cd mcp/testdata/npm && npm ci"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testskip.Missing(t, what+"; to run the tests against real MCP servers: cd mcp/testdata/npm && npm ci")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
