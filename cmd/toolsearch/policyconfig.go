@@ -33,7 +33,7 @@ var knownAnnotations = []string{"annotation:readOnly", "annotation:destructive",
 
 // selectorPrefixes are what may come before the first ":" of a selector: the kinds of selector and the sources
 // that begin a tool id.
-var selectorPrefixes = []string{"source", "server", "group", "annotation", "mcp", "openclaw", "client"}
+var selectorPrefixes = []string{"source", "server", "group", "annotation", "listed", "mcp", "openclaw", "client"}
 
 // envRef is a token written as it must be: one reference to an environment variable, and nothing else.
 var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
@@ -132,7 +132,7 @@ func checkPolicy(f *runtime.ConfigFile, servers *upstream.Config) (*policyConfig
 					problems = append(problems, fmt.Sprintf("%s[%d] is empty: write a tool name as %s lists it", key, i, name))
 					continue
 				}
-				sel := serverToolSelector(source, e)
+				sel := catalog.ListedToolSelector(name, e)
 				*l.rule = append(*l.rule, sel)
 				pc.origin[l.list+"\x00"+sel] = key
 				set = true
@@ -279,22 +279,6 @@ func checkSelector(key, entry string) (problems, warnings []string) {
 	return nil, warnings
 }
 
-// serverToolSelector is the tool id selector of a tool name as a server lists it: mcp:<source>:<name>, with the
-// name made safe the way tool ids are (catalog.SafeMCPNames), globs kept.
-func serverToolSelector(source, name string) string {
-	parts := strings.Split(strings.TrimSpace(name), "*")
-	for i, p := range parts {
-		b := []byte(p)
-		for j, c := range b {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-				b[j] = '_'
-			}
-		}
-		parts[i] = string(b)
-	}
-	return "mcp:" + source + ":" + strings.Join(parts, "*")
-}
-
 // resolveProfileTokens reads each profile's token from the environment. A variable that is not set (or is
 // empty) is an error naming it, and so are two profiles whose variables hold the same token.
 func resolveProfileTokens(profiles []policyProfile, getenv func(string) string) error {
@@ -347,7 +331,11 @@ func (pc *policyConfig) unmatchedWarnings(p *catalog.Policy, profile string, too
 		if u.List == policyAllowKey && slices.Contains(controlNames(), u.Entry) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s %q matches no tool", pc.keyOf(u, profile), u.Entry))
+		entry := u.Entry
+		if name, ok := catalog.ListedToolName(entry); ok {
+			entry = name // as the file spells it
+		}
+		out = append(out, fmt.Sprintf("%s %q matches no tool", pc.keyOf(u, profile), entry))
 	}
 	return out
 }
@@ -386,14 +374,18 @@ func (pc *policyConfig) allowHint(tool *catalog.Tool, v catalog.Verdict, profile
 		return fmt.Sprintf("add %q to %s", tool.ID(), layerKey(policyAllowKey))
 	case !v.Allowed:
 		key, entry := layerKey(policyDenyKey), v.Entry
-		if strings.HasSuffix(key, ".disabledTools") {
-			entry = strings.TrimPrefix(entry, "mcp:"+tool.SourceName+":") // as the file spells it
+		if name, ok := catalog.ListedToolName(entry); ok {
+			entry = name // as the file spells it
 		}
 		return fmt.Sprintf("remove %q from %s", entry, key)
 	case v.Ask:
 		remove := fmt.Sprintf("remove %q from %s", v.Entry, layerKey(policyAskKey))
 		if v.Layer == catalog.LayerAgent && server != "" {
-			return fmt.Sprintf("add %q to %s, or %s", tool.Name,
+			listed := tool.ListedName
+			if listed == "" {
+				listed = tool.Name
+			}
+			return fmt.Sprintf("add %q to %s, or %s", listed,
 				runtime.FormatConfigKey(upstream.ConfigKey, server, "autoApprove"), remove)
 		}
 		return remove

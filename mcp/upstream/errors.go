@@ -3,6 +3,8 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 var (
@@ -24,7 +26,36 @@ var (
 	// than its cap (ServerConfig.MaxInstances, or Options.MaxClientInstances): the call fails at once, and the
 	// same call succeeds once another client's instance has ended.
 	ErrTooManyInstances = errors.New("too many per-client instances")
+	// ErrUnresolvedDisabled is what an UnresolvedDisabledError is (errors.Is).
+	ErrUnresolvedDisabled = errors.New("a disabled tool is not listed by the server")
 )
+
+// maxListedQuoted is how many listed names an UnresolvedDisabledError quotes.
+const maxListedQuoted = 20
+
+// UnresolvedDisabledError is a listing refused because an entry of the server's disabledTools (or excludeTools)
+// names no tool the server lists. None of the server's tools is served while it holds: the tool the entry was
+// written to hide may be listed under another name.
+type UnresolvedDisabledError struct {
+	Entries []string // each as `disabledTools "rm.rf"`
+	Listed  []string // the names the server lists
+}
+
+func (e *UnresolvedDisabledError) Error() string {
+	listed := make([]string, 0, min(len(e.Listed), maxListedQuoted))
+	for _, n := range e.Listed[:min(len(e.Listed), maxListedQuoted)] {
+		listed = append(listed, strconv.QuoteToASCII(cutUTF8(n, maxDroppedName)))
+	}
+	more := ""
+	if len(e.Listed) > maxListedQuoted {
+		more = fmt.Sprintf(" and %d more", len(e.Listed)-maxListedQuoted)
+	}
+	return fmt.Sprintf("%s: %s names no tool it lists (it lists %d: %s%s); none of its tools is served until "+
+		"the entry names a tool as the server lists it, or is removed", ErrUnresolvedDisabled,
+		strings.Join(e.Entries, ", "), len(e.Listed), strings.Join(listed, ", "), more)
+}
+
+func (e *UnresolvedDisabledError) Is(target error) bool { return target == ErrUnresolvedDisabled }
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and
 // the log: "mcp server "github": call create_issue: no answer within 1m0s: context deadline exceeded".

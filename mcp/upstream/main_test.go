@@ -49,7 +49,8 @@ func (stdio) Close() error { return nil }
 //   - garbage: writes a line that is not JSON-RPC, then waits;
 //   - stubborn: ignores stdin EOF and SIGTERM, and leaves a grandchild (its pid on stderr) that must be killed too;
 //   - deaf: its "deafen" tool makes it stop reading stdin for good, as a hung server does;
-//   - bigpages, bomb: hostile listings (see hostileListing).
+//   - bigpages, bomb: hostile listings (see hostileListing);
+//   - names: lists awkwardNames (and crash), each tool answering with its own name.
 func runChild(behavior string) int {
 	fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 	switch behavior {
@@ -66,7 +67,13 @@ func runChild(behavior string) int {
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "child-" + behavior, Version: "1"}, nil)
 	f := &fakeServer{mcptest.FakeServerOf(srv)}
-	f.AddTool("echo", "Echo the text.", echo(behavior+": "))
+	if behavior == "names" {
+		for _, name := range awkwardNames {
+			f.AddTool(name, "Answers with its own name.", echo(name+": "))
+		}
+	} else {
+		f.AddTool("echo", "Echo the text.", echo(behavior+": "))
+	}
 	f.AddTool("crash", "Exits mid-call.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		fmt.Fprintln(os.Stderr, "panic: the database went away")
 		os.Exit(3)
