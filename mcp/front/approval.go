@@ -202,6 +202,7 @@ func argumentText(args json.RawMessage) string {
 			text = string(b)
 		}
 	}
+	text = textcut.Visible(text) // JSON keeps a direction override raw in a string
 	if len(text) <= MaxApprovalArgumentBytes {
 		return text
 	}
