@@ -2,8 +2,11 @@ package front
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,7 +59,10 @@ func TestDefaultSessionCapIsTripped(t *testing.T) {
 }
 
 // Once a request's body has arrived, its read deadline is lifted: a call that outlasts RequestBodyTimeout (here
-// three times over) still answers.
+// three times over) still answers on the request that made it, and that request is never given up while it
+// does (a read deadline left in place fails the server's background read of the connection, which cancels the
+// request's context and drops the connection). The client is raw HTTP, so that nothing (the SDK client's
+// resumption) could fetch the answer some other way.
 func TestBodyDeadlineIsLifted(t *testing.T) {
 	const bodyTimeout = 200 * time.Millisecond
 	f := newFakeServer(0)
@@ -66,18 +72,51 @@ func TestBodyDeadlineIsLifted(t *testing.T) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "slow answer"}}}, nil
 	})
 	src := startSource(t, inMemoryConfig("s"), fastOptions(nil), map[string]dialFunc{"s": f.dial})
 	srv, err := NewServer(t.Context(), newTestRuntime(t, runtime.ModeOff), src, &ServerOptions{RequestBodyTimeout: bodyTimeout})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
-	ts := httptest.NewServer(srv.Handler())
+	h := srv.Handler()
+	var givenUp atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.Context().Err() != nil {
+			givenUp.Add(1) // the client never went away: only the server can have ended the request
+		}
+	}))
 	t.Cleanup(ts.Close)
-	sess := connectHTTP(t, ts.URL, nil, legacyProtocol)
-	text, isErr := callText(t, sess, "slow", map[string]any{})
-	require.False(t, isErr, text)
-	assert.Equal(t, "done", text)
+
+	session := ""
+	post := func(body string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", legacyProtocol)
+		}
+		res, err := ts.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body) // an answer cut off ends here too, without the result
+		if id := res.Header.Get("Mcp-Session-Id"); id != "" {
+			session = id
+		}
+		return res.StatusCode, string(b)
+	}
+	code, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + legacyProtocol +
+		`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.NotEmpty(t, session)
+	code, body = post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	require.Less(t, code, 300, body)
+	code, body = post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "slow answer", "the answer came on the request that asked for it")
+	assert.Zero(t, givenUp.Load(), "no request was given up while it was answered")
 }
 
 // A client that declared only URL elicitation is not shown an approval (a form): the call is blocked unasked,
