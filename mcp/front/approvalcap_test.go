@@ -2,7 +2,6 @@ package front
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -16,9 +15,12 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// One script of a client asked inline (not a round-trip client) starts 40 calls that need approval at once: at
-// most MaxPendingRoundTrips forms are open at a time, and the rest are blocked unasked with a message that says
-// why.
+// A client asked inline (not a round-trip client) makes 40 calls that need approval at once: at most
+// MaxPendingRoundTrips forms are open at a time, and the rest are blocked unasked with a message that says why.
+//
+// The calls come as 40 concurrent tool_calls of one session. A code-mode script starts them the same way, but
+// is frozen while an approval waits (its deadline is held), so whether it gets all 40 out before the first form
+// opens is a race; the cap is the client's, whoever starts the calls, and this way every call surely arrives.
 func TestApprovalInlineOpenQuestionsAreBounded(t *testing.T) {
 	const calls = 40
 	var arrived atomic.Int32
@@ -26,7 +28,7 @@ func TestApprovalInlineOpenQuestionsAreBounded(t *testing.T) {
 		arrived.Add(1) // every call passes here before the front asks anyone
 		return runtime.Decision{Allow: true}, nil
 	})}
-	srv, _, deleted := approvalFront(t, runtime.Config{Mode: runtime.ModeCode}, opts, nil)
+	srv, _, deleted := approvalFront(t, runtime.Config{}, opts, nil)
 	release := make(chan struct{})
 	var open, maxOpen atomic.Int32
 	u := &user{answer: func(ctx context.Context, _ *sdk.ElicitParams) (*sdk.ElicitResult, error) {
@@ -43,33 +45,44 @@ func TestApprovalInlineOpenQuestionsAreBounded(t *testing.T) {
 	}}
 	sess := connectStdioWith(t, srv, u.options(), legacyProtocol)
 
-	done := make(chan json.RawMessage, 1)
-	go func() {
-		value, _ := codeResult(t, sess, `return await Promise.all(Array.from({length: `+"40"+`}, (_, i) =>
-  openclaw.tools.call("mcp:repo:delete_repository", {text: "r" + i}).then(r => JSON.stringify(r), e => "threw: " + e.message)));`)
-		done <- value
-	}()
-	require.Eventually(t, func() bool { return arrived.Load() == calls && len(u.shown()) >= MaxPendingRoundTrips },
-		60*time.Second, 10*time.Millisecond, "every call reached the front and %d forms are open", MaxPendingRoundTrips)
-	close(release)
-	var value json.RawMessage
-	select {
-	case value = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the script did not finish once the forms were answered")
+	type outcome struct {
+		text    string
+		isError bool
+		err     error
 	}
-	var outcomes []string
-	require.NoError(t, json.Unmarshal(value, &outcomes), "%s", value)
-	require.Len(t, outcomes, calls)
+	outcomes := make(chan outcome, calls)
+	blockedEarly := atomic.Int32{}
+	for i := range calls {
+		go func() {
+			res, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: "tool_call", Arguments: map[string]any{
+				"id": "mcp:repo:delete_repository", "args": map[string]any{"text": fmt.Sprintf("r%d", i)}}})
+			if err != nil {
+				outcomes <- outcome{err: err}
+				return
+			}
+			if res.IsError {
+				blockedEarly.Add(1)
+			}
+			outcomes <- outcome{text: resultText(res), isError: res.IsError}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		return arrived.Load() == calls && len(u.shown()) >= MaxPendingRoundTrips && blockedEarly.Load() == calls-MaxPendingRoundTrips
+	}, 60*time.Second, 10*time.Millisecond, "every call reached the front, %d forms are open and the rest were blocked",
+		MaxPendingRoundTrips)
+	assert.EqualValues(t, MaxPendingRoundTrips, open.Load(), "the open forms are still open: the others were blocked meanwhile")
+	close(release)
 	ran, blocked := 0, 0
-	for _, o := range outcomes {
+	for range calls {
+		o := <-outcomes
+		require.NoError(t, o.err)
 		switch {
-		case strings.Contains(o, "deleted: r"):
+		case !o.isError && strings.Contains(o.text, "deleted: r"):
 			ran++
-		case strings.Contains(o, fmt.Sprintf("%d approvals of this client wait for an answer already", MaxPendingRoundTrips)):
+		case o.isError && strings.Contains(o.text, fmt.Sprintf("%d approvals of this client wait for an answer already", MaxPendingRoundTrips)):
 			blocked++
 		default:
-			t.Errorf("unexpected outcome %s", o)
+			t.Errorf("unexpected outcome %q (error %v)", o.text, o.isError)
 		}
 	}
 	assert.Equal(t, MaxPendingRoundTrips, ran)
