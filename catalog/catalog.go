@@ -320,7 +320,8 @@ func (c *Catalog) Describe(idOrName string) (*Description, error) {
 	}
 	c.stats.describes.Add(1)
 	d := c.descriptor(e)
-	d.Description = e.tool.Description
+	// In full, line breaks kept, but no character that hides or reorders what a person or the model reads.
+	d.Description = textcut.Visible(e.tool.Description)
 	if len(d.Description) > MaxDescribeDescriptionBytes {
 		d.Description = textcut.Prefix(d.Description, MaxDescribeDescriptionBytes-len(CutMarker)) + CutMarker
 	}

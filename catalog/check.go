@@ -80,6 +80,8 @@ func nameProblem(s string) string {
 		return "is not valid UTF-8"
 	case strings.ContainsFunc(s, unicode.IsControl):
 		return "has control characters"
+	case strings.ContainsFunc(s, textcut.Invisible):
+		return "has invisible formatting characters (direction overrides, zero-width characters)"
 	case strings.TrimSpace(s) != s:
 		return "starts or ends with white space" // lookups trim what the model typed, so it could never be found
 	}

@@ -119,7 +119,7 @@ func ParseFile(data []byte) ([]Tool, error) {
 		}
 		safeServer, safe := SafeMCPNames(server, names)
 		for j, i := range idx {
-			tools[i].SourceName, tools[i].Name = safeServer, safe[j]
+			tools[i].SourceName, tools[i].Name, tools[i].ListedName = safeServer, safe[j], names[j]
 		}
 	}
 	seen := make(map[string]int, len(tools))

@@ -28,6 +28,7 @@ func fingerprintOf(tools []Tool, opts *Options) string {
 		writeField(h, string(t.Source))
 		writeField(h, t.SourceName)
 		writeField(h, t.Name)
+		writeField(h, t.ListedName)
 		writeField(h, t.Label)
 		writeField(h, t.Description)
 		writeField(h, string(t.Parameters))

@@ -5,7 +5,9 @@ import (
 	"strings"
 )
 
-// Rule is one layer of allow/deny lists. An entry matches a tool name, a tool id, "source:<source>",
+// Rule is one layer of allow/deny lists. An entry matches a tool name, a tool id, the name (or
+// "mcp:<server>:<name>") a server lists a tool under, "listed:<server>:<name>" (that listed name exactly,
+// case included, and nothing else: see ListedToolSelector), "source:<source>",
 // "server:<name>" (the MCP server of an mcp tool: its SourceName), "group:<name>", "annotation:<hint>" or "*";
 // a "*" inside an entry matches any run of characters ("mcp:github:*", "browser_*", "server:git*"). Matching
 // ignores case, so a deny entry cannot be dodged by capitalisation.
@@ -268,6 +270,9 @@ func (p *Policy) matches(entry string, t *Tool, failClosed bool) bool {
 	if entry == "" {
 		return false
 	}
+	if rest, ok := cutPrefixFold(entry, listedPrefix); ok {
+		return matchesListed(rest, t)
+	}
 	lower := strings.ToLower(entry)
 	if rest, ok := strings.CutPrefix(lower, "source:"); ok {
 		return globMatch(rest, strings.ToLower(string(t.Source)))
@@ -301,7 +306,16 @@ func (p *Policy) matches(entry string, t *Tool, failClosed bool) bool {
 		}
 		return false
 	}
-	return globMatch(lower, strings.ToLower(t.Name)) || globMatch(lower, strings.ToLower(t.ID()))
+	if globMatch(lower, strings.ToLower(t.Name)) || globMatch(lower, strings.ToLower(t.ID())) {
+		return true
+	}
+	// A name as the server lists it names the tool too, so an entry copied from a listing ("suppréssion_totale",
+	// a 68-character name) reaches the tool whose id had to be made safe and short.
+	if t.ListedName == "" || t.ListedName == t.Name {
+		return false
+	}
+	listed := strings.ToLower(t.ListedName)
+	return globMatch(lower, listed) || globMatch(lower, strings.ToLower(string(t.Source)+":"+t.SourceName+":")+listed)
 }
 
 // globMatch matches pattern against s where '*' stands for any run of characters and nothing else is special:

@@ -27,9 +27,13 @@ const CatalogModeDirectOnly = "direct-only"
 
 // Tool is one entry offered to a catalog. New copies what it keeps, so a caller may reuse its slice afterwards.
 type Tool struct {
-	Source      Source
-	SourceName  string // "core", a plugin id, an MCP server name, "client"
-	Name        string
+	Source     Source
+	SourceName string // "core", a plugin id, an MCP server name, "client"
+	Name       string
+	// ListedName is the name the tool's source lists it under when Name is a safe form of it (an MCP tool
+	// named outside [A-Za-z0-9_-], cut to fit, or given a "-2" suffix by SafeMCPNames); "" means Name. Policy
+	// entries match it, so an entry copied from the server's listing names the tool it was copied from.
+	ListedName  string
 	Label       string
 	Description string
 	// Parameters is the JSON Schema of the arguments. Empty means an object with no declared properties.

@@ -33,7 +33,7 @@ var knownAnnotations = []string{"annotation:readOnly", "annotation:destructive",
 
 // selectorPrefixes are what may come before the first ":" of a selector: the kinds of selector and the sources
 // that begin a tool id.
-var selectorPrefixes = []string{"source", "server", "group", "annotation", "mcp", "openclaw", "client"}
+var selectorPrefixes = []string{"source", "server", "group", "annotation", "listed", "mcp", "openclaw", "client"}
 
 // envRef is a token written as it must be: one reference to an environment variable, and nothing else.
 var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
@@ -134,7 +134,7 @@ func checkPolicy(f *File, servers *upstream.Config) (*Origins, []string, error) 
 					problems = append(problems, fmt.Sprintf("%s[%d] is empty: write a tool name as %s lists it", key, i, name))
 					continue
 				}
-				sel := serverToolSelector(source, e)
+				sel := catalog.ListedToolSelector(name, e)
 				*l.rule = append(*l.rule, sel)
 				pc.origin[l.list+"\x00"+sel] = key
 				set = true
@@ -361,22 +361,6 @@ func checkSelector(key, entry string) (problems, warnings []string) {
 	return nil, warnings
 }
 
-// serverToolSelector is the tool id selector of a tool name as a server lists it: mcp:<source>:<name>, with the
-// name made safe the way tool ids are (catalog.SafeMCPNames), globs kept.
-func serverToolSelector(source, name string) string {
-	parts := strings.Split(strings.TrimSpace(name), "*")
-	for i, p := range parts {
-		b := []byte(p)
-		for j, c := range b {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-				b[j] = '_'
-			}
-		}
-		parts[i] = string(b)
-	}
-	return "mcp:" + source + ":" + strings.Join(parts, "*")
-}
-
 // ResolveProfileTokens reads each profile's token from the environment. A variable that is not set (or is
 // empty) is an error naming it, and so are two profiles whose variables hold the same token.
 func ResolveProfileTokens(profiles []Profile, getenv func(string) string) error {
@@ -429,7 +413,11 @@ func (pc *Origins) UnmatchedWarnings(p *catalog.Policy, profile string, tools []
 		if u.List == AllowKey && slices.Contains(controlNames(), u.Entry) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s %q matches no tool", pc.KeyOf(u, profile), u.Entry))
+		entry := u.Entry
+		if name, ok := catalog.ListedToolName(entry); ok {
+			entry = name // as the file spells it
+		}
+		out = append(out, fmt.Sprintf("%s %q matches no tool", pc.KeyOf(u, profile), entry))
 	}
 	return out
 }
@@ -477,14 +465,18 @@ func (pc *Origins) AllowHint(tool *catalog.Tool, v catalog.Verdict, profile stri
 		return fmt.Sprintf("add %q to %s", tool.ID(), layerKey(AllowKey))
 	case !v.Allowed:
 		key, entry := layerKey(DenyKey), v.Entry
-		if strings.HasSuffix(key, ".disabledTools") {
-			entry = strings.TrimPrefix(entry, "mcp:"+tool.SourceName+":") // as the file spells it
+		if name, ok := catalog.ListedToolName(entry); ok {
+			entry = name // as the file spells it
 		}
 		return fmt.Sprintf("remove %q from %s", entry, key)
 	case v.Ask:
 		remove := fmt.Sprintf("remove %q from %s", v.Entry, layerKey(AskKey))
 		if v.Layer == catalog.LayerAgent && server != "" {
-			return fmt.Sprintf("add %q to %s, or %s", tool.Name,
+			listed := tool.ListedName
+			if listed == "" {
+				listed = tool.Name
+			}
+			return fmt.Sprintf("add %q to %s, or %s", listed,
 				FormatKey(upstream.ConfigKey, server, "autoApprove"), remove)
 		}
 		return remove

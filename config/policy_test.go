@@ -69,10 +69,10 @@ func TestPolicyConfigChecks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, catalog.Rule{
 		Allow:       append([]string{"server:my_server"}, controlNames()...),
-		Deny:        []string{"mcp:my_server:drop_table", "mcp:my_server:rm*", "mcp:my_server:wipe"},
+		Deny:        []string{"listed:my_server:drop table", "listed:my_server:rm*", "listed:my_server:wipe"},
 		Ask:         []string{"*"},
-		AutoApprove: []string{"mcp:my_server:get_issue", "mcp:my_server:list_*"},
-	}, lc.Policy.Agent, "disabledTools and excludeTools deny, autoApprove and alwaysAllow merge, names made safe as in tool ids")
+		AutoApprove: []string{"listed:my_server:get_issue", "listed:my_server:list_*"},
+	}, lc.Policy.Agent, "disabledTools and excludeTools deny, autoApprove and alwaysAllow merge, names as the server lists them")
 	require.Len(t, lc.Profiles, 1)
 	ci := lc.Profiles[0]
 	assert.Equal(t, "A", ci.TokenEnv)

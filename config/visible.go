@@ -22,7 +22,8 @@ func addServerVisible(lc *Config) error {
 }
 
 // serverVisibleSelectors turns each server's "visible" into tools.toolSearch.visible selectors of its tools
-// (mcp:<server>:<name>), the way disabledTools becomes deny entries, so one set of bounds holds for both keys.
+// (listed:<server>:<name>, matched against the name as the server lists it), the way disabledTools becomes
+// deny entries, so one set of bounds holds for both keys.
 func serverVisibleSelectors(servers *upstream.Config) []string {
 	if servers == nil {
 		return nil
@@ -33,9 +34,8 @@ func serverVisibleSelectors(servers *upstream.Config) []string {
 		if s.Disabled {
 			continue
 		}
-		source, _ := catalog.SafeMCPNames(name, nil)
 		for _, tool := range s.Visible {
-			out = append(out, serverToolSelector(source, tool))
+			out = append(out, catalog.ListedToolSelector(name, tool))
 		}
 	}
 	return out

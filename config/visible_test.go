@@ -12,7 +12,7 @@ import (
 	"github.com/toolsearch/toolsearch/runtime"
 )
 
-// A server's visible list becomes mcp:<server>:<name> selectors; together with tools.toolSearch.visible they are
+// A server's visible list becomes listed:<server>:<name> selectors; together with tools.toolSearch.visible they are
 // bounded before any server starts.
 func TestServerVisibleSelectors(t *testing.T) {
 	lc, err := Load(context.Background(), writeFile(t, "c.json5", `{
@@ -25,7 +25,7 @@ func TestServerVisibleSelectors(t *testing.T) {
   tools: {toolSearch: {visible: ["web_fetch"]}},
 }`))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"web_fetch", "mcp:memory:*", "mcp:my_git:log", "mcp:my_git:show_*"}, lc.ToolSearch.Visible)
+	assert.Equal(t, []string{"web_fetch", "listed:memory:*", "listed:my_git:log", "listed:my_git:show_*"}, lc.ToolSearch.Visible)
 
 	names := make([]string, runtime.MaxVisibleTools)
 	for i := range names {

@@ -33,6 +33,7 @@
     wait: bindNative(g.__ts_wait),
     settle: bindNative(g.__ts_settle),
     idle: bindNative(g.__ts_idle),
+    random: bindNative(g.__ts_random),
   };
   const later = g.setTimeout;
   const promiseThen = Promise.prototype.then;
@@ -56,10 +57,73 @@
     return apply(strSlice, s, [0, maxErrorChars]) + "… (" + (s.length - maxErrorChars) + " more characters cut)";
   }
 
-  for (const name of ["__ts_log", "__ts_start", "__ts_wait", "__ts_settle", "__ts_idle",
+  for (const name of ["__ts_log", "__ts_start", "__ts_wait", "__ts_settle", "__ts_idle", "__ts_random",
     "std", "os", "bjson", "print", "scriptArgs", "gc", "QJS_PROXY_VALUE", "console"]) {
     try { delete g[name]; } catch (e) { /* non-configurable: nothing to do */ }
   }
+
+  // Randomness. The interpreter seeds its Math.random once, before the snapshot every run starts from, so each
+  // run would draw the same sequence; and it has no crypto object. Math.random is xoshiro128** here, seeded
+  // from the host's randomness on its first use in each run (the state below is null in the snapshot), and
+  // crypto.getRandomValues fills an integer typed array with the host's bytes. RunOptions.RandomSeed makes both
+  // a fixed stream for tests and replays.
+  const imul = Math.imul;
+  const parseIntFn = parseInt;
+  const U8 = Uint8Array;
+  const U32 = Uint32Array;
+  const typedArrayProto = Object.getPrototypeOf(U8.prototype);
+  const getterOf = (name) => Reflect.getOwnPropertyDescriptor(typedArrayProto, name).get;
+  const typedTag = getterOf(Symbol.toStringTag);
+  const typedBuffer = getterOf("buffer");
+  const typedOffset = getterOf("byteOffset");
+  const typedLength = getterOf("byteLength");
+  const DOMExceptionCtor = g.DOMException;
+  const integerArrays = { Int8Array: 1, Uint8Array: 1, Uint8ClampedArray: 1, Int16Array: 1, Uint16Array: 1,
+    Int32Array: 1, Uint32Array: 1, BigInt64Array: 1, BigUint64Array: 1 };
+  function hostBytes(n) {
+    const hex = host.random(StringCtor(n));
+    const out = new U8(n);
+    for (let i = 0; i < n; i++) out[i] = parseIntFn(apply(strSlice, hex, [2 * i, 2 * i + 2]), 16);
+    return out;
+  }
+  let rng = null;
+  function rotl(x, k) { return (x << k) | (x >>> (32 - k)); }
+  function next32() {
+    const s = rng;
+    const result = imul(rotl(imul(s[1], 5), 7), 9) >>> 0;
+    const t = s[1] << 9;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t; s[3] = rotl(s[3], 11);
+    return result;
+  }
+  Reflect.defineProperty(Math, "random", { writable: true, enumerable: false, configurable: true,
+    value: { random() {
+      if (rng === null) {
+        const b = hostBytes(16);
+        rng = new U32(4);
+        for (let i = 0; i < 4; i++) rng[i] = b[4 * i] | (b[4 * i + 1] << 8) | (b[4 * i + 2] << 16) | (b[4 * i + 3] << 24);
+        if ((rng[0] | rng[1] | rng[2] | rng[3]) === 0) rng[0] = 1; // the one state xoshiro cannot leave
+      }
+      return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992; // 53 random bits
+    } }.random });
+  const crypto = create(null);
+  Reflect.defineProperty(crypto, "getRandomValues", { writable: true, enumerable: true, configurable: true,
+    value: { getRandomValues(array) {
+      const tag = ArrayBuffer.isView(array) ? apply(typedTag, array, []) : undefined;
+      if (tag === undefined || integerArrays[tag] !== 1) {
+        throw new TypeErrorCtor("crypto.getRandomValues: the argument must be an integer typed array");
+      }
+      const n = apply(typedLength, array, []);
+      if (n > %MAXRANDOM%) {
+        throw new DOMExceptionCtor("crypto.getRandomValues: " + n + " bytes asked, at most %MAXRANDOM% at once",
+          "QuotaExceededError");
+      }
+      const view = new U8(apply(typedBuffer, array, []), apply(typedOffset, array, []), n);
+      const bytes = hostBytes(n);
+      for (let i = 0; i < n; i++) view[i] = bytes[i];
+      return array;
+    } }.getRandomValues });
+  Reflect.defineProperty(g, "crypto", { writable: true, enumerable: false, configurable: true, value: crypto });
 
   function show(v) {
     try {

@@ -98,13 +98,14 @@ func New(ctx context.Context, opts *Options) (*Sandbox, error) {
 	if len(o.Engine.HostFunctions) > 0 || o.Engine.Prelude != "" {
 		return nil, fmt.Errorf("%w: hostfns sets the engine's host functions and prelude itself", wasm.ErrStartup)
 	}
-	o.Engine.Prelude = prelude
+	o.Engine.Prelude = strings.ReplaceAll(prelude, "%MAXRANDOM%", strconv.Itoa(MaxRandomBytes))
 	o.Engine.HostFunctions = []wasm.HostFunction{
 		{Name: "__ts_log", Func: hostLog},
 		{Name: "__ts_start", Func: hostStart},
 		{Name: "__ts_wait", Func: hostWait},
 		{Name: "__ts_settle", Func: hostSettle},
 		{Name: "__ts_idle", Func: hostIdle},
+		{Name: "__ts_random", Func: hostRandom},
 	}
 	engine, err := wasm.New(ctx, &o.Engine)
 	if err != nil {
@@ -130,6 +131,11 @@ type RunOptions struct {
 	// MaxHostTime bounds the host CPU time searches and describes take together (zero: DefaultHostTimeShare of
 	// the timeout; see Bridge for what counts). Tool calls are the agent's own tools and are bounded by the deadline and by MaxBridgeBytes.
 	MaxHostTime time.Duration
+	// RandomSeed, when non-zero, makes the run's randomness a fixed stream of it (for tests and replays): the
+	// same Math.random sequence and crypto.getRandomValues bytes every time. Zero (the default) draws both from
+	// the host's randomness (crypto/rand), afresh for every run, so no two runs, of one client or of many, share
+	// a sequence.
+	RandomSeed uint64
 }
 
 // Result is what a run produced. Run returns it even with an error, with the logs and usage up to the failure.
@@ -296,10 +302,11 @@ type runState struct {
 	settled     bool
 	value       json.RawMessage
 	scriptErr   error // *wasm.ScriptError, or the *wasm.LimitError it stood for
+	random      randomSource
 }
 
 func newRunState(runCtx context.Context, bridge Bridge, o RunOptions) *runState {
-	return &runState{opts: o, calls: newCallTable(runCtx, bridge, o)}
+	return &runState{opts: o, calls: newCallTable(runCtx, bridge, o), random: newRandomSource(o.RandomSeed)}
 }
 
 // end stops the run's bridge calls: their context is cancelled, nothing new starts, and those still running get

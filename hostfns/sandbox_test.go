@@ -204,7 +204,7 @@ func TestGlobalsAreOnlyTheSurface(t *testing.T) {
 		'Float16Array','Float32Array','Float64Array','DataView','Promise','BigInt','WeakRef','FinalizationRegistry',
 		'DOMException'].includes(n)).sort()`, nil, nil)
 	require.NoError(t, err)
-	assert.JSONEq(t, `["clearInterval","clearTimeout","console","navigator","openclaw","performance","setInterval","setTimeout"]`, string(res.Value))
+	assert.JSONEq(t, `["clearInterval","clearTimeout","console","crypto","navigator","openclaw","performance","setInterval","setTimeout"]`, string(res.Value))
 }
 
 func TestBridgeRoundTrip(t *testing.T) {

@@ -310,8 +310,7 @@ func printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f),
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f), textcut.Invisible(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)

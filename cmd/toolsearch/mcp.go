@@ -443,7 +443,7 @@ func serveMCP(ctx context.Context, lc *config.Config, cfg runtime.Config, sf ser
 	if tel.Metrics != nil {
 		mux.Handle("/metrics", srv.Protect(tel.Metrics))
 	}
-	hs := newHTTPServer(mux, defaultHTTPLimits())
+	hs := newHTTPServer(srv.GuardHost(mux), defaultHTTPLimits()) // every path, a 404 too, checks the Host
 	auth := "no token: loopback only"
 	switch {
 	case len(fopts.Profiles) > 0:

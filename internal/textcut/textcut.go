@@ -62,7 +62,50 @@ func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r)
 }
 
-// Words collapses every run of white space and control characters in s into one space, trims both ends, and, if
+// Invisible reports a character that changes how the text around it is shown without being seen itself: the
+// bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the direction marks (U+200E,
+// U+200F, U+061C), the zero-width space and joiners (U+200B–U+200D), the word joiner (U+2060) and the byte
+// order mark (U+FEFF). A tool's title with U+202E shows its words reversed to a person approving it, and a
+// zero-width joiner makes two names look alike: tool text shows them escaped instead (Visible, Words).
+func Invisible(r rune) bool {
+	switch {
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r >= 0x200b && r <= 0x200f:
+		return true
+	}
+	return r == 0x061c || r == 0x2060 || r == 0xfeff
+}
+
+// escapeInvisible writes r as `\u202e`.
+func escapeInvisible(b *strings.Builder, r rune) {
+	const hex = "0123456789abcdef"
+	b.WriteString(`\u`)
+	for shift := 12; shift >= 0; shift -= 4 {
+		b.WriteByte(hex[(r>>shift)&0xf])
+	}
+}
+
+// Visible returns s with every Invisible character written as its escape (`\u202e`), and everything else as it
+// is, line breaks included: for text shown in full, such as a tool's description in describe.
+func Visible(s string) string {
+	if !strings.ContainsFunc(s, Invisible) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if Invisible(r) {
+			escapeInvisible(&b, r)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// Words collapses every run of white space and control characters in s into one space, writes Invisible
+// characters as escapes (`\u202e`), trims both ends, and, if
 // the result is longer than n bytes, cuts it at the last word boundary that leaves room for marker and appends
 // marker. A cut that would lose more than half of the room (one very long word) is made inside the word instead,
 // at a character boundary. The result is at most n bytes (at most n bytes of text and no marker when n cannot hold
@@ -101,8 +144,14 @@ func words(s string, n int, marker string, runes bool) string {
 			size++
 			space = false
 		}
-		b.WriteRune(r)
-		if size += unit(r); size > n {
+		if Invisible(r) {
+			escapeInvisible(&b, r)
+			size += len(`\u202e`)
+		} else {
+			b.WriteRune(r)
+			size += unit(r)
+		}
+		if size > n {
 			return cutWords(b.String(), n, marker, runes)
 		}
 	}

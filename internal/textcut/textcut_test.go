@@ -191,3 +191,25 @@ func FuzzCuts(f *testing.F) {
 		}
 	})
 }
+
+// invisibles are the characters Invisible must report: every bidirectional control, direction mark and
+// zero-width character a title or description could hide or reorder text with.
+var invisibles = []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f,
+	0x061c, 0x200b, 0x200c, 0x200d, 0xfeff, 0x2060}
+
+func TestInvisibleEscaped(t *testing.T) {
+	for _, r := range invisibles {
+		s := "delete\n" + string(r) + "all"
+		want := fmt.Sprintf(`\u%04x`, r)
+		assert.True(t, Invisible(r), "%U", r)
+		assert.Equal(t, "delete\n"+want+"all", Visible(s), "%U: escaped, the line break kept", r)
+		assert.Equal(t, "delete "+want+"all", Words(s, 100, "…"), "%U", r)
+		assert.Equal(t, "delete "+want+"all", WordsRunes(s, 100, "…"), "%U", r)
+		assert.NotContains(t, Words(strings.Repeat(string(r), 50), 40, "…"), string(r), "%U survives no cut", r)
+	}
+	for _, r := range []rune{'a', 'é', 0x2011, 0x0600, 0x2070, 0xfefe, 0x202f, 0x2065, 0x206a, 0x200a} {
+		assert.False(t, Invisible(r), "%U is shown as it is", r)
+	}
+	assert.Equal(t, "plain", Visible("plain"))
+	assert.LessOrEqual(t, len(Words(strings.Repeat("\u202e", 100), 40, "…")), 40, "escapes count against the bound")
+}

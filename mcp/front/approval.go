@@ -69,7 +69,7 @@ func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.
 	if parked != nil {
 		res, err = parked.ask(ctx, approvalRequest(inv))
 	} else {
-		res, err = c.ss.Elicit(ctx, approvalRequest(inv))
+		res, err = c.elicitInline(ctx, approvalRequest(inv))
 	}
 	if errors.Is(err, errRoundTripsFull) {
 		return runtime.Decision{Reason: c.s.cannotAskReason(inv, fmt.Sprintf("%d approvals of this client wait for an answer already",
@@ -100,6 +100,25 @@ func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.
 			By: "elicitation:" + c.id}, nil
 	}
 	return runtime.Decision{}, fmt.Errorf("the client answered with the unknown action %q", res.Action)
+}
+
+// elicitInline puts one approval to the user with an elicitation request of its own, under the cap the
+// questions of round-trip clients have: a script that starts 40 calls at once opens at most
+// MaxPendingRoundTrips forms, and the rest are blocked unasked (errRoundTripsFull) instead of burying the user.
+func (c *client) elicitInline(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	c.mu.Lock()
+	if c.asking >= MaxPendingRoundTrips {
+		c.mu.Unlock()
+		return nil, errRoundTripsFull
+	}
+	c.asking++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.asking--
+		c.mu.Unlock()
+	}()
+	return c.ss.Elicit(ctx, params)
 }
 
 // cannotAsk says why this client's user cannot be asked, or returns "". roundTrip: the call is parked, so a
@@ -202,6 +221,7 @@ func argumentText(args json.RawMessage) string {
 			text = string(b)
 		}
 	}
+	text = textcut.Visible(text) // JSON keeps a direction override raw in a string
 	if len(text) <= MaxApprovalArgumentBytes {
 		return text
 	}

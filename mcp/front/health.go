@@ -65,7 +65,7 @@ func (s *Server) HealthHandler() http.Handler {
 		}
 		writeJSON(w, status, h)
 	}))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -79,7 +79,7 @@ func (s *Server) HealthHandler() http.Handler {
 		default:
 			http.NotFound(w, r)
 		}
-	})
+	}))
 }
 
 // Protect puts h behind the checks of Handler's own: no browser origin that is not allowed, and
@@ -94,7 +94,7 @@ func (s *Server) Protect(h http.Handler) http.Handler {
 				"a profile's token does not open it", http.StatusUnauthorized)
 		})
 	}
-	return guard(h, newTokenSet(s.opts.BearerToken, nil), s.opts.AllowedOrigins)
+	return s.GuardHost(guard(h, newTokenSet(s.opts.BearerToken, nil), s.opts.AllowedOrigins))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -41,6 +41,45 @@ func guard(next http.Handler, tokens *tokenSet, allowedOrigins []string) http.Ha
 	})
 }
 
+// GuardHost puts h behind the front's DNS-rebinding check: a request that reached a loopback address with a
+// Host that is neither loopback nor in ServerOptions.AllowedHosts gets 403. Handler, HealthHandler and Protect
+// apply it already; `mcp serve` wraps its whole mux in it too, so that a path added later is covered. A request
+// not served by net/http's server (no local address in its context: a handler called directly) is not checked.
+func (s *Server) GuardHost(h http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, name := range s.opts.AllowedHosts {
+		allowed[strings.ToLower(strings.Trim(strings.TrimSpace(name), "[]"))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebound(r, allowed) {
+			http.Error(w, "Forbidden: this server answers only requests addressed to this machine (Host: localhost "+
+				"or a loopback address)", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// rebound reports a request that reached a loopback address under a name that is not loopback's: what a page
+// sends after rebinding its own name to 127.0.0.1 (the browser keeps the page's name as Host, and its Origin is
+// the page's own, so an Origin check alone passes a same-origin fetch).
+func rebound(r *http.Request, allowed map[string]bool) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	host, _, err := net.SplitHostPort(local.String())
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return false
+	}
+	name := r.Host
+	if h, _, err := net.SplitHostPort(name); err == nil {
+		name = h
+	}
+	name = strings.ToLower(strings.Trim(name, "[]"))
+	return !isLoopbackHost(name) && !allowed[name]
+}
+
 // bearerToken reads "Bearer <token>" (the scheme is case-insensitive).
 func bearerToken(header string) (string, bool) {
 	scheme, token, ok := strings.Cut(header, " ")

@@ -18,7 +18,9 @@ const DefaultMaxSessions = 100
 // limitBodies bounds how long a request's body may take to arrive. A client that sends its body a byte at a
 // time, or never finishes it, otherwise holds a connection, a goroutine and a file descriptor for as long as it
 // likes: two hundred such requests held two hundred descriptors. Once the body has been read the deadline is
-// lifted, so a call whose answer streams for minutes is not cut off.
+// lifted, so a call whose answer streams for minutes is not cut off. (net/http clears it as well when the body
+// ends, before it starts watching the connection for the client going away; a deadline still set then would
+// fail that watch, cancel the request and drop the connection: TestBodyDeadlineIsLifted.)
 func limitBodies(next http.Handler, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {

@@ -28,8 +28,9 @@ import (
 // model could forge (nothing of it is derived from the call), another client cannot use it, and a late or replayed
 // retry finds nothing and is told so.
 
-// MaxPendingRoundTrips bounds the questions of one client's calls that wait for an answer (a call that would ask
-// one more is blocked unasked), and the finished calls kept for a late retry. A client that never calls again
+// MaxPendingRoundTrips bounds the questions of one client's calls that wait for an answer, asked through round
+// trips or inline with elicitation requests (a call that would ask one more is blocked unasked, and told so), and
+// the finished calls kept for a late retry. A client that never calls again
 // holds a question for at most approvalTimeoutMs, and a finished call for at most parkedResultTTL.
 const MaxPendingRoundTrips = 16
 

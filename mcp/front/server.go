@@ -60,6 +60,12 @@ type ServerOptions struct {
 	// AllowedOrigins are browser origins ("https://app.example.com") whose requests Handler accepts, besides
 	// loopback ones. A request with any other Origin header is refused with 403.
 	AllowedOrigins []string
+	// AllowedHosts are Host names (without port) that a request which reached a loopback address may carry
+	// besides loopback ones ("localhost", "127.0.0.1", "[::1]"), for a reverse proxy on this machine that
+	// passes its own Host on. Any other Host on a loopback connection is refused with 403 on every path the
+	// front serves: a web page that points its own name at 127.0.0.1 (DNS rebinding) reaches the front with
+	// that name, and must not read the servers' state or drive their tools.
+	AllowedHosts []string
 	// SessionIdleTimeout ends an HTTP client's session after this long without a request from it, as if it had
 	// gone away (a client that crashed never says so): its runs and its sessions of per-client servers are
 	// closed, and a client that comes back starts a new session. 0 means DefaultSessionIdleTimeout; negative
@@ -360,7 +366,9 @@ func (s *Server) Handler() http.Handler {
 			idle = 0 // the SDK's "never"
 		}
 		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
-			&sdk.StreamableHTTPOptions{SessionTimeout: idle})
+			// GuardHost makes the same check with AllowedHosts; the SDK's own stays for defence in depth when
+			// there are none to let through.
+			&sdk.StreamableHTTPOptions{SessionTimeout: idle, DisableLocalhostProtection: len(s.opts.AllowedHosts) > 0})
 		bodyTimeout := s.opts.RequestBodyTimeout
 		if bodyTimeout <= 0 {
 			bodyTimeout = DefaultRequestBodyTimeout
@@ -369,7 +377,7 @@ func (s *Server) Handler() http.Handler {
 		if maxSessions <= 0 {
 			maxSessions = DefaultMaxSessions
 		}
-		s.httpHandler = guard(limitBodies(s.limitSessions(h, maxSessions), bodyTimeout), s.tokens, s.opts.AllowedOrigins)
+		s.httpHandler = s.GuardHost(guard(limitBodies(s.limitSessions(h, maxSessions), bodyTimeout), s.tokens, s.opts.AllowedOrigins))
 	})
 	return s.httpHandler
 }

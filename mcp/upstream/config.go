@@ -78,10 +78,12 @@ type ServerConfig struct {
 	// counted.
 	MaxInstances int `json:"maxInstances,omitempty"`
 
-	// DisabledTools are tools of this server that are hidden: names as the server lists them, "*" globs allowed
-	// (["delete_*"]), as in Roo Code and Windsurf. toolsearch denies them (as mcp:<server>:<name> in tools.deny),
-	// so they are unknown to search, describe and call in every mode and absent from off mode's tools/list. They
-	// change nothing about how the server starts.
+	// DisabledTools are tools of this server that are hidden: names as the server lists them, case included, "*"
+	// globs allowed (["delete_*"]), as in Roo Code and Windsurf. toolsearch denies them (as
+	// listed:<server>:<name> in tools.deny, which matches the listed name and never the tool id, so non-ASCII,
+	// over-long and colliding names each hide the tool they name), so they are unknown to search, describe and
+	// call in every mode and absent from off mode's tools/list. An entry that names no tool the server lists
+	// refuses its listing (ErrUnresolvedDisabled): none of its tools is served until the entry is fixed.
 	DisabledTools []string `json:"disabledTools,omitempty"`
 	// ExcludeTools is Gemini CLI's name for disabledTools; when both are set, the two lists are merged.
 	ExcludeTools []string `json:"excludeTools,omitempty"`

@@ -3,6 +3,8 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,6 +29,8 @@ var (
 	ErrTooManyInstances = errors.New("too many per-client instances")
 	// ErrUnknownServer is wrapped when Restart names no enabled server of the Source.
 	ErrUnknownServer = errors.New("no such server")
+	// ErrUnresolvedDisabled is what an UnresolvedDisabledError is (errors.Is).
+	ErrUnresolvedDisabled = errors.New("a disabled tool is not listed by the server")
 )
 
 // RepeatedFailureError is a server's failure that repeated identically (the same message, numbers aside) on
@@ -45,6 +49,33 @@ func (e *RepeatedFailureError) Error() string {
 }
 
 func (e *RepeatedFailureError) Unwrap() error { return e.Err }
+
+// maxListedQuoted is how many listed names an UnresolvedDisabledError quotes.
+const maxListedQuoted = 20
+
+// UnresolvedDisabledError is a listing refused because an entry of the server's disabledTools (or excludeTools)
+// names no tool the server lists. None of the server's tools is served while it holds: the tool the entry was
+// written to hide may be listed under another name.
+type UnresolvedDisabledError struct {
+	Entries []string // each as `disabledTools "rm.rf"`
+	Listed  []string // the names the server lists
+}
+
+func (e *UnresolvedDisabledError) Error() string {
+	listed := make([]string, 0, min(len(e.Listed), maxListedQuoted))
+	for _, n := range e.Listed[:min(len(e.Listed), maxListedQuoted)] {
+		listed = append(listed, strconv.QuoteToASCII(cutUTF8(n, maxDroppedName)))
+	}
+	more := ""
+	if len(e.Listed) > maxListedQuoted {
+		more = fmt.Sprintf(" and %d more", len(e.Listed)-maxListedQuoted)
+	}
+	return fmt.Sprintf("%s: %s names no tool it lists (it lists %d: %s%s); none of its tools is served until "+
+		"the entry names a tool as the server lists it, or is removed", ErrUnresolvedDisabled,
+		strings.Join(e.Entries, ", "), len(e.Listed), strings.Join(listed, ", "), more)
+}
+
+func (e *UnresolvedDisabledError) Is(target error) bool { return target == ErrUnresolvedDisabled }
 
 // ServerError is a failure of one upstream server. Its text names the server, because it reaches the model and
 // the log: "mcp server "github": call create_issue: no answer within 1m0s: context deadline exceeded".

@@ -75,7 +75,8 @@ func (stdio) Close() error { return nil }
 //   - broken-install: writes what Node.js does when a package of its install is missing, and exits with status 1;
 //   - install: works the CPU for INSTALL_SECONDS without reading stdin or writing, then serves as echo;
 //   - hang: leaves a grandchild (its pid on stderr) and never answers initialize, as a runner installing;
-//   - bigpages, bomb: hostile listings (see hostileListing).
+//   - bigpages, bomb: hostile listings (see hostileListing);
+//   - names: lists awkwardNames (and crash), each tool answering with its own name.
 func runChild(behavior string) int {
 	fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 	switch behavior {
@@ -108,7 +109,13 @@ func runChild(behavior string) int {
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "child-" + behavior, Version: "1"}, nil)
 	f := &fakeServer{mcptest.FakeServerOf(srv)}
-	f.AddTool("echo", "Echo the text.", echo(behavior+": "))
+	if behavior == "names" {
+		for _, name := range awkwardNames {
+			f.AddTool(name, "Answers with its own name.", echo(name+": "))
+		}
+	} else {
+		f.AddTool("echo", "Echo the text.", echo(behavior+": "))
+	}
 	f.AddTool("crash", "Exits mid-call.", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		fmt.Fprintln(os.Stderr, "panic: the database went away")
 		os.Exit(3)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,7 +44,36 @@ func (u *server) list(ctx context.Context, sess *sdk.ClientSession) (*listing, e
 		seenCursor[res.NextCursor] = true
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
+	if err := l.checkDisabled(); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// checkDisabled fails the listing when a disabledTools (or excludeTools) entry names no tool the server lists:
+// the server renamed a tool the user meant to hide, or the entry is misspelt, and either way the tool it was
+// written to stop may be among those listed under another name. None of the server's tools is served then (a
+// listing is adopted whole or not at all), until the entry names a listed tool or is removed. Entries are
+// resolved as the policy resolves them (catalog.UnresolvedListed), so an entry that passes here hides exactly
+// the tools it names.
+func (l *listing) checkDisabled() error {
+	cfg := l.u.cfg
+	if len(cfg.DisabledTools)+len(cfg.ExcludeTools) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, list := range []struct {
+		key     string
+		entries []string
+	}{{"disabledTools", cfg.DisabledTools}, {"excludeTools", cfg.ExcludeTools}} {
+		for _, e := range catalog.UnresolvedListed(list.entries, l.seen) {
+			missing = append(missing, list.key+" "+strconv.QuoteToASCII(e))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &UnresolvedDisabledError{Entries: missing, Listed: slices.Clone(l.seen)}
 }
 
 func newListing(u *server) *listing { return &listing{u: u, offered: map[string]bool{}} }
@@ -54,6 +85,9 @@ type listing struct {
 	offered   map[string]bool // remote names kept
 	received  int
 	keptBytes int
+	// seen are the names of every tool the server listed, kept or dropped, for checkDisabled: a disabled tool
+	// the listing dropped is still one the server lists.
+	seen []string
 }
 
 // addPage keeps the usable tools of one page. Tools without a name, repeated names and oversized definitions
@@ -67,6 +101,9 @@ func (l *listing) addPage(res *sdk.ListToolsResult) (full bool, err error) {
 	}
 	l.received += report.Bytes
 	for _, d := range report.Dropped {
+		if d.Name != "" {
+			l.seen = append(l.seen, d.Name)
+		}
 		if d.Name == "" {
 			u.src.progressf("mcp: %s: skipping a tool: %s", u.name, d.Reason)
 		} else {
@@ -75,6 +112,9 @@ func (l *listing) addPage(res *sdk.ListToolsResult) (full bool, err error) {
 	}
 	for _, t := range res.Tools {
 		rt, err := parseCarrier(t)
+		if rt.Name != "" {
+			l.seen = append(l.seen, rt.Name)
+		}
 		if err != nil {
 			u.src.progressf("mcp: %s: skipping tool %q: %v", u.name, cutUTF8(t.Name, maxDroppedName), err)
 			continue
@@ -160,6 +200,7 @@ func (u *server) mapTools(kept []remoteTool) []catalog.Tool {
 			Source:        catalog.SourceMCP,
 			SourceName:    u.sourceName,
 			Name:          safe[i],
+			ListedName:    t.Name,
 			Label:         label,
 			Description:   t.Description,
 			Parameters:    t.InputSchema,

@@ -30,7 +30,7 @@ func ConnectionLost(err error) bool {
 // SameTool reports whether two tools of a server's listing are the same to a catalog: name, label,
 // description, handler, schemas, trust and hints.
 func SameTool(a, b *catalog.Tool) bool {
-	return a.Name == b.Name && a.Label == b.Label && a.Description == b.Description && a.Handler == b.Handler &&
+	return a.Name == b.Name && a.ListedName == b.ListedName && a.Label == b.Label && a.Description == b.Description && a.Handler == b.Handler &&
 		bytes.Equal(a.Parameters, b.Parameters) && bytes.Equal(a.OutputSchema, b.OutputSchema) &&
 		a.TrustedByUser == b.TrustedByUser && sameHints(a.Annotations, b.Annotations)
 }
