@@ -29,7 +29,7 @@ func BenchmarkRestore(b *testing.B) {
 			}
 			inst := e.pool.get()
 			require.NotNil(b, inst)
-			defer e.pool.put(inst, e.snap.size)
+			defer e.pool.put(inst, e.snap.size, &e.closing)
 			stack := e.snap.ranges[len(e.snap.ranges)-2] // the top of the stack block a run touches
 			mem := inst.mod.Memory()
 			p.pagemap = nil
