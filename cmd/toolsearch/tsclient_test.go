@@ -492,7 +492,7 @@ func TestTSClientApprovals(t *testing.T) {
 		assert.Equal(t, []runtime.CallDecision{decision(runtime.ApprovalApproved, "elicitation:c1")}, got["mcp:mail:send_email"])
 		assert.Equal(t, []runtime.CallDecision{decision(runtime.ApprovalApproved, "elicitation:c1")}, got["mcp:time:current_time"])
 		assert.Equal(t, []runtime.CallDecision{{Policy: runtime.PolicyAllowed,
-			Rule: `allowed (agent autoApprove "mcp:github:create_issue" lifts ask "annotation:destructive")`, Approval: runtime.ApprovalApproved,
+			Rule: `allowed (agent autoApprove "listed:github:create_issue" lifts ask "annotation:destructive")`, Approval: runtime.ApprovalApproved,
 			By: "policy"}}, got["mcp:github:create_issue"])
 	})
 

@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,44 @@ func (s *Server) runRequest(sessionID, runID string) runtime.RunRequest {
 // off mode, where every tool is listed, and when tools.toolSearch.visible keeps upstream tools in the list beside
 // the control tools, so that a client listing at connect sees them.
 func (s *Server) listWaits() bool { return s.off || len(s.rt.Config().Visible) > 0 }
+
+// visibleMayGrow reports whether a server still starting may bring a tool that tools.toolSearch.visible keeps in
+// view: one a server-scoped selector names (server:, mcp:<server>:, listed:<server>:), or any server at all
+// when a selector is not scoped to one (a name, a glob, an annotation, a group).
+func (s *Server) visibleMayGrow() bool {
+	visible := s.rt.Config().Visible
+	if s.off || len(visible) == 0 || s.up == nil {
+		return false
+	}
+	for _, p := range pendingSources(s.up.Status()) {
+		if !p.Starting {
+			continue
+		}
+		for _, sel := range visible {
+			server, scoped := selectorServer(sel)
+			if !scoped || strings.EqualFold(server, p.SourceName) || strings.EqualFold(server, p.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// selectorServer is the server a policy selector is scoped to, if it is scoped to one.
+func selectorServer(sel string) (server string, scoped bool) {
+	kind, rest, ok := strings.Cut(sel, ":")
+	if !ok {
+		return "", false
+	}
+	switch strings.ToLower(kind) {
+	case "server":
+		return rest, !strings.ContainsAny(rest, "*?")
+	case "mcp", "listed":
+		server, _, ok := strings.Cut(rest, ":")
+		return server, ok && !strings.ContainsAny(server, "*?")
+	}
+	return "", false
+}
 
 // awaitStarting is off mode's wait for servers still starting, before a tools/list or a tools/call of a name the
 // front does not offer yet: the SDK answers those from the tools registered with it, so the front brings its view

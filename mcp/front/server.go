@@ -271,8 +271,12 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			// The SDK answers these from the tools registered with it: bring them up to date first.
 			switch p := req.GetParams().(type) {
 			case *sdk.ListToolsParams:
-				// An empty list waits; a list with tools is the truth so far, and tools/list_changed follows.
-				s.awaitStarting(ctx, progressOf(ctx, req), s.offersAny)
+				// An empty list waits; a list with tools is the truth so far, and tools/list_changed follows. With
+				// tools kept in view, the control tools alone are not that truth: the list waits for the starting
+				// servers a visible selector may name.
+				s.awaitStarting(ctx, progressOf(ctx, req), func() bool {
+					return s.offersAny() && !s.visibleMayGrow()
+				})
 			case *sdk.CallToolParamsRaw:
 				if !s.offered(p.Name) {
 					pending := s.awaitStarting(ctx, progressOf(ctx, req), func() bool { return s.offered(p.Name) })
