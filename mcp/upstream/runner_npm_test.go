@@ -153,6 +153,7 @@ func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
 	require.False(t, t.Failed())
 
 	// From the cache alone, through a Source.
+	began = time.Now()
 	again, err := New(ctx, config(true), &Options{StartTimeout: 2 * time.Minute, RetryDelay: time.Hour})
 	require.NoError(t, err)
 	for _, st := range again.Status() {
@@ -160,6 +161,8 @@ func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
 	}
 	callEach(ctx, t, again, servers)
 	require.NoError(t, again.Close(context.Background()))
+	t.Logf("offline from the cache through a Source (still beside the hogs): %s", time.Since(began).Round(time.Second))
+	began = time.Now()
 
 	// And through npx itself, as any other client of the user would start it.
 	for _, s := range servers {
@@ -176,6 +179,7 @@ func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
 		cancelRun()
 		assert.Contains(t, string(out), `"protocolVersion"`, "%s: npx answers initialize offline from the cache (%v)", s.Pkg, err)
 	}
+	t.Logf("offline from the cache through npx, one after another: %s", time.Since(began).Round(time.Second))
 }
 
 // callEach calls each server's harmless tool (servers.json) through src and checks its answer.
