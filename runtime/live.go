@@ -39,6 +39,9 @@ type PendingSource struct {
 	// ReadyBy is when its current attempt gives up. A zero ReadyBy while Starting means no known bound: the run
 	// then waits only as long as RunRequest.MaxSourceWait allows.
 	ReadyBy time.Time
+	// Installer is the package runner (npx, uvx, ...) still fetching or installing it while it starts: the model
+	// is told it is installing. Empty when it is not known to be installing.
+	Installer string
 	// Reason says why it is not ready, in one line (the last failure); empty while it starts for the first time.
 	Reason string
 	// RetryAt is its next attempt when it is not starting (zero: none scheduled).
@@ -338,6 +341,9 @@ func sourceNote(p PendingSource, now time.Time) string {
 	if p.Starting {
 		b.WriteString(" is still starting")
 		var parts []string
+		if p.Installer != "" {
+			parts = append(parts, "installing with "+p.Installer)
+		}
 		if !p.Since.IsZero() {
 			parts = append(parts, "for "+seconds(now.Sub(p.Since))+" so far")
 		}

@@ -390,3 +390,16 @@ func TestLookupAnswersAtOnceBesideAHungServer(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceNoteSaysInstalling: a server whose package runner is still installing it is said to be installing,
+// with the runner's name; one merely starting is not.
+func TestSourceNoteSaysInstalling(t *testing.T) {
+	now := time.Now()
+	p := runtime.PendingSource{Name: "memory", Starting: true, Since: now.Add(-40 * time.Second), ReadyBy: now.Add(2 * time.Minute)}
+	assert.Equal(t, `Unknown tool: x. Server "memory" is still starting (for 40 s so far, at most 120 s more); `+
+		`retry in a few seconds. Its tools are not in this answer.`,
+		runtime.UnknownWhilePending("x", []runtime.PendingSource{p}, now))
+	p.Installer = "npx"
+	assert.Equal(t, `Unknown tool: x. Server "memory" is still starting (installing with npx, for 40 s so far, at most 120 s more); `+
+		`retry in a few seconds. Its tools are not in this answer.`, runtime.UnknownWhilePending("x", []runtime.PendingSource{p}, now))
+}

@@ -27,6 +27,7 @@ import (
 
 const mcpUsage = `usage: toolsearch mcp serve [--config FILE] [--mode code|tools|directory|off] [--http ADDR]
                            [--token TOKEN] [--allow-origin ORIGIN] [--session-log DIR] [--metrics] [--verbose]
+                           [--start-wait D]
        toolsearch mcp status [--url URL] [--token TOKEN] [--json]
        toolsearch mcp restart [--url URL] [--token TOKEN] NAME
 
@@ -76,6 +77,10 @@ Traces and metrics are exported over OTLP/HTTP when the standard variables ask f
 nothing is exported. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true also records tool arguments,
 results and search queries in spans (they can hold secrets).
   --verbose            also log every run and call, and forward the servers' stderr
+  --start-wait D       how long one request may wait, in all, for servers still starting when it cannot be
+                       answered without them (default 55s, within the TypeScript SDK's 60 s request timeout; at
+                       most 15m); the wait sends progress notifications every 2 s, so raise it for a client that
+                       resets its request timeout on progress, and cold npx installs on a busy machine are waited for
 `
 
 // tokenEnv holds the bearer token of `mcp serve --http`, for those who keep it out of the process list.
@@ -106,6 +111,10 @@ func newHTTPServer(h http.Handler, lim httpLimits) *http.Server {
 }
 
 // serveFlags are the settings of one `mcp serve`.
+// maxStartWait bounds --start-wait: the longest a package runner's start is let run while it shows progress, so a
+// wait never outlasts every start it could be waiting for.
+const maxStartWait = upstream.MaxProgressingStart
+
 type serveFlags struct {
 	mode        runtime.Mode // "" when --mode was not given
 	httpAddr    string
@@ -114,7 +123,8 @@ type serveFlags struct {
 	sessionLogs string
 	metrics     bool
 	verbose     bool
-	configPath  string // the file the servers came from, watched for changes
+	startWait   time.Duration // 0: the front's default
+	configPath  string        // the file the servers came from, watched for changes
 }
 
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -145,6 +155,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.StringVar(&sf.sessionLogs, "session-log", "", "")
 	fs.BoolVar(&sf.metrics, "metrics", false, "")
 	fs.BoolVar(&sf.verbose, "verbose", false, "")
+	fs.DurationVar(&sf.startWait, "start-wait", 0, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, mcpUsage)
@@ -166,6 +177,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return mcpUsageError(stderr, err.Error())
 		}
 		sf.mode = mode
+	}
+	if sf.startWait < 0 || sf.startWait > maxStartWait {
+		return mcpUsageError(stderr, fmt.Sprintf("--start-wait must be between 0 and %s, not %s", maxStartWait, sf.startWait))
 	}
 	if sf.token == "" {
 		sf.token = os.Getenv(tokenEnv)
@@ -404,7 +418,7 @@ func serveMCP(ctx context.Context, lc *config.Config, cfg runtime.Config, sf ser
 	}()
 	go warnUnmatched(src, lc, stderr, serving)
 	fopts := &front.ServerOptions{Version: version, Logger: logger, BearerToken: sf.token, AllowedOrigins: sf.origins,
-		ApprovalHint: serveApprovalHint(lc), TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider}
+		ApprovalHint: serveApprovalHint(lc), StartWait: sf.startWait, TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider}
 	if sf.httpAddr != "" {
 		for _, p := range lc.Profiles {
 			fopts.Profiles = append(fopts.Profiles, front.Profile{Name: p.Name, Token: p.Token, Policy: p.Policy})

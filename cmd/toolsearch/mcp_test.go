@@ -118,6 +118,10 @@ func TestMCPCommandUsage(t *testing.T) {
 		{"bad mode", []string{"mcp", "serve", "--config", cfg, "--mode", "tols"}, `--mode must be one of code, tools, directory, off (got "tols"; did you mean "tools"?)`},
 		{"unknown flag", []string{"mcp", "serve", "--port", "1"}, "flag provided but not defined"},
 		{"stray argument", []string{"mcp", "serve", "--config", cfg, "extra"}, `unexpected argument "extra"`},
+		{"start wait too long", []string{"mcp", "serve", "--config", cfg, "--start-wait", (maxStartWait + time.Second).String()},
+			"--start-wait must be between 0 and 15m0s, not 15m1s"},
+		{"negative start wait", []string{"mcp", "serve", "--config", cfg, "--start-wait", "-1s"},
+			"--start-wait must be between 0 and 15m0s, not -1s"},
 		{"config file without --config", []string{"mcp", "serve", "config.json5"},
 			`unexpected argument "config.json5": to serve the servers of a config file, write --config config.json5`},
 	}

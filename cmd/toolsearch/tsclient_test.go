@@ -70,6 +70,8 @@ type tsResult struct {
 		IsError               bool   `json:"isError"`
 		Text                  string `json:"text"`
 		Error                 string `json:"error"`
+		// Progress counts the progress notifications the call heard (spec "resetTimeoutOnProgress").
+		Progress int `json:"progress"`
 	} `json:"results"`
 	// Elicitations are the approvals (elicitation/create) the server asked of the client's user.
 	Elicitations []struct {
@@ -89,11 +91,16 @@ func tsCall(t *testing.T, node, script string, spec map[string]any) tsResult {
 
 // tsCallErr is tsCall for a goroutine of a test, which may not stop the test itself.
 func tsCallErr(ctx context.Context, node, script string, spec map[string]any) (tsResult, error) {
+	return tsCallWithin(ctx, 2*time.Minute, node, script, spec)
+}
+
+// tsCallWithin is tsCallErr with the client process given up to limit.
+func tsCallWithin(ctx context.Context, limit time.Duration, node, script string, spec map[string]any) (tsResult, error) {
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return tsResult{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script, string(raw))
 	cmd.Dir = tsClientDir

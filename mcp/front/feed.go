@@ -55,7 +55,7 @@ func pendingSources(st seam.Status) []runtime.PendingSource {
 		p := runtime.PendingSource{Name: s.Server.Name(), SourceName: s.Server.SourceName(), Since: s.Since, Reason: s.Reason}
 		switch {
 		case s.State == seam.StateStarting && s.Tools == 0:
-			p.Starting, p.ReadyBy = true, s.AttemptDeadline
+			p.Starting, p.ReadyBy, p.Installer = true, s.AttemptDeadline, s.Installer
 		case s.State == seam.StateFailed || s.State == seam.StateRetrying:
 			p.RetryAt = s.NextRetry
 		default:

@@ -42,7 +42,7 @@ func featuresPending(st seam.Status) []runtime.PendingSource {
 		p := runtime.PendingSource{Name: s.Server.Name(), SourceName: s.Server.SourceName(), Since: s.Since, Starting: true}
 		switch {
 		case s.State == seam.StateStarting || s.State == seam.StateRetrying:
-			p.ReadyBy = s.AttemptDeadline
+			p.ReadyBy, p.Installer = s.AttemptDeadline, s.Installer
 		case s.State == seam.StateReady && !s.FeaturesListed:
 			// Listed right after it became ready: bounded by the wait's own budget only.
 		default:

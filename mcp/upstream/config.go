@@ -58,8 +58,10 @@ type ServerConfig struct {
 	// StartTimeoutMs is how long one attempt to start or connect the server, initialize it and list its tools
 	// may take, in milliseconds, from 0 to 600000; 0 means the default: 2 min for a server a package runner
 	// fetches on first use (npx, uvx, pipx, bunx, docker run, ...), 30 s for any other, unless the program
-	// embedding toolsearch sets another. A start that runs out of time ends with SIGTERM, then SIGKILL after 10 s,
-	// so that an install cut short does not damage the runner's cache.
+	// embedding toolsearch sets another. For a package runner it counts from the start's last sign of progress
+	// (CPU time, reads and writes, output, processes started or ended), so an install that keeps working is not
+	// cut short (such a start is still bounded: 15 min, or twice this timeout when longer). A start that runs out
+	// of time ends with SIGTERM, then SIGKILL after 10 s.
 	StartTimeoutMs int `json:"startTimeoutMs,omitempty"`
 	// Lazy is set for a server that starts on its first call rather than with the others. Until then its tools
 	// come from a cache of its last listing in the user's cache directory, refreshed whenever it lists its tools.

@@ -50,7 +50,8 @@ func (f *frontSide) Status() seam.Status {
 	for i, u := range s.servers {
 		st := u.status()
 		out.Servers[i] = seam.ServerStatus{Server: u, State: frontState(st, now), Err: st.Err, NextRetry: st.NextRetry,
-			Tools: st.Tools, Since: st.Since, AttemptDeadline: st.AttemptDeadline, FeaturesListed: u.featuresListed()}
+			Tools: st.Tools, Since: st.Since, AttemptDeadline: st.AttemptDeadline, FeaturesListed: u.featuresListed(),
+			Installer: st.Installer}
 		if st.Err != nil {
 			out.Servers[i].Reason = unwrapServer(st.Err).Error()
 		}

@@ -5,7 +5,6 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"github.com/toolsearch/toolsearch/internal/testskip"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/catalog"
 )
 
 // This file is built with -tags npm (.ci/run runs it): it installs real packages from the npm registry, which
@@ -39,19 +40,49 @@ func requireNPX(t *testing.T, pkg string) string {
 	return npx
 }
 
-// pinnedServers are the real MCP servers the tests use, name@version, as mcp/testdata/npm/package.json pins them.
-func pinnedServers(t *testing.T) []string {
+// npmServer is one real MCP server pinned in mcp/testdata/npm/package.json, as servers.json says to start and
+// call it.
+type npmServer struct {
+	Pkg       string            // name@version, as package.json pins it
+	Name      string            `json:"name"`
+	Args      []string          `json:"args"`
+	Env       map[string]string `json:"env"`
+	Tool      string            `json:"tool"`
+	Arguments json.RawMessage   `json:"arguments"`
+	Expect    string            `json:"expect"`
+}
+
+// pinnedServers are the real MCP servers the tests use, sorted by package, with "{dir}" in their args and env
+// replaced by dir. Every package pinned must say in servers.json how it is started and called.
+func pinnedServers(t *testing.T, dir string) []npmServer {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "npm", "package.json"))
 	require.NoError(t, err)
 	var pkg struct {
 		Dependencies map[string]string `json:"dependencies"`
 	}
 	require.NoError(t, json.Unmarshal(data, &pkg))
-	var out []string
-	for name, version := range pkg.Dependencies {
-		out = append(out, name+"@"+version)
+	data, err = os.ReadFile(filepath.Join("..", "testdata", "npm", "servers.json"))
+	require.NoError(t, err)
+	var specs struct {
+		Servers map[string]npmServer `json:"servers"`
 	}
-	sort.Strings(out)
+	require.NoError(t, json.Unmarshal(data, &specs))
+	var out []npmServer
+	for name, version := range pkg.Dependencies {
+		s, ok := specs.Servers[name]
+		require.True(t, ok, "servers.json says how to start and call %s", name)
+		s.Pkg = name + "@" + version
+		for i, a := range s.Args {
+			s.Args[i] = strings.ReplaceAll(a, "{dir}", dir)
+		}
+		for k, v := range s.Env {
+			s.Env[k] = strings.ReplaceAll(v, "{dir}", dir)
+		}
+		out = append(out, s)
+	}
+	require.Len(t, out, len(specs.Servers), "servers.json describes only pinned packages")
+	sort.Slice(out, func(i, j int) bool { return out[i].Pkg < out[j].Pkg })
 	require.NotEmpty(t, out)
 	return out
 }
@@ -70,37 +101,30 @@ func cpuHogs(t *testing.T, n int) {
 	}
 }
 
-// TestColdNpxInstallUnderLoadIsNeverInterrupted starts every pinned server with `npx -y` from one empty npm cache
-// at once, as a newcomer's first `mcp serve` does, on a machine made busy by eight CPU hogs, with a start timeout
-// far shorter than the installs take: a start deadline counted from the start would cut them short and leave
-// the cache broken (npm does not roll back). Each must be ready at its first attempt, having taken longer than
-// the start timeout; then each starts again from that cache with npm offline, through the Source and through npx
-// itself, as the user's other MCP clients would.
+// TestColdNpxInstallUnderLoadIsNeverInterrupted starts every pinned server (eight) with `npx -y` from one empty
+// npm cache at once, as a newcomer's first `mcp serve` does, on a machine made busy by eight CPU hogs, with a
+// start timeout far shorter than the installs take: a start deadline counted from the start would cut them short
+// and leave the cache broken (npm does not roll back). Each must be ready at its first attempt, having taken
+// longer than the start timeout, and answer a call through the Source; then each starts again from that cache
+// with npm offline, through the Source and through npx itself, as the user's other MCP clients would.
 func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
-	pkgs := pinnedServers(t)
-	npx := requireNPX(t, pkgs[0])
-	cache := t.TempDir()
 	work := t.TempDir()
-	const timeout = 3 * time.Second
-	env := func(offline bool) map[string]string {
-		e := map[string]string{"npm_config_cache": cache, "npm_config_update_notifier": "false",
-			"MEMORY_FILE_PATH": filepath.Join(work, "memory.jsonl")}
-		if offline {
-			e["npm_config_offline"] = "true"
-		}
-		return e
-	}
+	servers := pinnedServers(t, work)
+	require.Len(t, servers, 8, "the issue's scenario: eight servers at once")
+	npx := requireNPX(t, servers[0].Pkg)
+	cache := t.TempDir()
+	const timeout = 20 * time.Second
 	config := func(offline bool) *Config {
 		cfg := &Config{Servers: map[string]ServerConfig{}}
-		for _, pkg := range pkgs {
-			args := []string{"-y", pkg}
-			if strings.Contains(pkg, "server-filesystem") {
-				args = append(args, work)
+		for _, s := range servers {
+			env := map[string]string{"npm_config_cache": cache, "npm_config_update_notifier": "false"}
+			if offline {
+				env["npm_config_offline"] = "true"
 			}
-			if strings.Contains(pkg, "server-everything") {
-				args = append(args, "stdio")
+			for k, v := range s.Env {
+				env[k] = v
 			}
-			cfg.Servers[serverName(pkg)] = ServerConfig{Command: npx, Args: args, Env: env(offline),
+			cfg.Servers[s.Name] = ServerConfig{Command: npx, Args: append([]string{"-y", s.Pkg}, s.Args...), Env: env,
 				StartTimeoutMs: int(timeout / time.Millisecond)}
 		}
 		return cfg
@@ -113,26 +137,32 @@ func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
 	began := time.Now()
 	src, err := New(ctx, config(false), opts)
 	require.NoError(t, err)
-	t.Logf("cold installs under load took %s:\n%s", time.Since(began).Round(time.Second), progress.String())
+	t.Logf("cold installs of %d servers beside 8 CPU hogs took %s:\n%s", len(servers),
+		time.Since(began).Round(time.Second), progress.String())
 	for _, st := range src.Status() {
 		assert.Equal(t, StateReady, st.State, "%s: %v", st.Name, st.Err)
 		assert.Equal(t, 1, st.Attempts, st.Name)
 		assert.Greater(t, st.StartTime, timeout, "%s: its install outlasted the start timeout and was not stopped", st.Name)
 	}
+	callEach(ctx, t, src, servers)
 	require.NoError(t, src.Close(context.Background()))
 	require.False(t, t.Failed())
 
 	// From the cache alone, through a Source.
+	began = time.Now()
 	again, err := New(ctx, config(true), &Options{StartTimeout: 2 * time.Minute, RetryDelay: time.Hour})
 	require.NoError(t, err)
 	for _, st := range again.Status() {
 		assert.Equal(t, StateReady, st.State, "%s starts offline from the cache: %v", st.Name, st.Err)
 	}
+	callEach(ctx, t, again, servers)
 	require.NoError(t, again.Close(context.Background()))
+	t.Logf("offline from the cache through a Source (still beside the hogs): %s", time.Since(began).Round(time.Second))
+	began = time.Now()
 
 	// And through npx itself, as any other client of the user would start it.
-	for _, pkg := range pkgs {
-		cfg := config(true).Servers[serverName(pkg)]
+	for _, s := range servers {
+		cfg := config(true).Servers[s.Name]
 		run, cancelRun := context.WithTimeout(ctx, 2*time.Minute)
 		cmd := exec.CommandContext(run, npx, cfg.Args...)
 		cmd.Env = os.Environ()
@@ -143,13 +173,33 @@ func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
 			`"capabilities":{},"clientInfo":{"name":"npx-check","version":"1"}}}` + "\n")
 		out, err := cmd.Output()
 		cancelRun()
-		assert.Contains(t, string(out), `"protocolVersion"`, "%s: npx answers initialize offline from the cache (%v)", pkg, err)
+		assert.Contains(t, string(out), `"protocolVersion"`, "%s: npx answers initialize offline from the cache (%v)", s.Pkg, err)
 	}
+	t.Logf("offline from the cache through npx, one after another: %s", time.Since(began).Round(time.Second))
 }
 
-// serverName is a pinned package's server name: "@modelcontextprotocol/server-memory@1" → "memory".
-func serverName(pkg string) string {
-	name := pkg[strings.LastIndex(pkg, "/")+1:]
-	name, _, _ = strings.Cut(name, "@")
-	return fmt.Sprint(strings.TrimPrefix(name, "server-"))
+// callEach calls each server's harmless tool (servers.json) through src and checks its answer.
+func callEach(ctx context.Context, t *testing.T, src *Source, servers []npmServer) {
+	t.Helper()
+	tools := map[string]catalog.Tool{}
+	for _, tool := range src.Tools() {
+		tools[tool.ID()] = tool
+	}
+	for _, s := range servers {
+		id := "mcp:" + s.Name + ":" + s.Tool
+		tool, ok := tools[id]
+		if !assert.True(t, ok, "%s is listed", id) {
+			continue
+		}
+		res, err := tool.Handler.Call(ctx, s.Arguments)
+		if !assert.NoError(t, err, id) {
+			continue
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			text.WriteString(c.Text)
+		}
+		assert.False(t, res.IsError, "%s: %s", id, text.String())
+		assert.Contains(t, text.String(), s.Expect, id)
+	}
 }

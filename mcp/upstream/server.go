@@ -54,7 +54,10 @@ type server struct {
 	nextRetry time.Time
 	since     time.Time // when state was entered
 	deadline  time.Time // when the attempt under way gives up; zero between attempts
-	abandoned bool      // a session's Close did not return in time
+	// installer is the package runner (npx, uvx, ...) of the attempt under way once it has shown progress: it is
+	// fetching or installing the server. Empty between attempts.
+	installer string
+	abandoned bool // a session's Close did not return in time
 	// cancelAttempt ends the attempt under way (nil between attempts), for a restart.
 	cancelAttempt context.CancelFunc
 	// next is a changed config entry (Reconfigure) the next attempt adopts; nil when none is waiting.
@@ -267,7 +270,7 @@ func (u *server) attempt(parent context.Context) (*sdk.ClientSession, *dialed, e
 	u.mu.Unlock()
 	defer func() {
 		u.mu.Lock()
-		u.deadline, u.cancelAttempt = time.Time{}, nil
+		u.deadline, u.cancelAttempt, u.installer = time.Time{}, nil, ""
 		u.mu.Unlock()
 	}()
 	// What the last connection left behind says nothing about this one.
@@ -522,6 +525,7 @@ func (u *server) status() Status {
 		Since:      u.since,
 
 		AttemptDeadline: u.deadline,
+		Installer:       u.installer,
 	}
 }
 

@@ -135,6 +135,9 @@ type Status struct {
 	// AttemptDeadline is when the attempt under way gives up (zero when none is): while StateStarting, the
 	// latest a caller waiting for this server's tools needs to wait.
 	AttemptDeadline time.Time
+	// Installer is the package runner (npx, uvx, ...) starting the server while that start shows progress: it
+	// is still fetching or installing it. Empty otherwise.
+	Installer string
 }
 
 // Source turns the MCP servers of a Config into catalog tools (source "mcp"). It connects to every server in

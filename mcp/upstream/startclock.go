@@ -84,6 +84,7 @@ func (u *server) clockStart(ctx context.Context, began time.Time, timeout time.D
 			if cur.progressedSince(prev) {
 				last = now
 				u.mu.Lock()
+				u.installer = runner
 				next := now.Add(timeout)
 				if next.After(limit) {
 					next = limit

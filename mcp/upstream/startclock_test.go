@@ -62,3 +62,41 @@ func TestRunnerStartCountsFromLastProgress(t *testing.T) {
 	assert.ErrorIs(t, control.Err, context.DeadlineExceeded)
 	assert.Contains(t, control.Err.Error(), "no answer within 2s")
 }
+
+// TestRunnerInstallingIsReported: while a package runner's start shows progress, its status names the runner (the
+// front tells the model it is installing); a server started by any other command doing the same work is only
+// starting, and the runner's name is gone once it is ready.
+func TestRunnerInstallingIsReported(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("progress is sampled from /proc, which this system lacks")
+	}
+	npx := filepath.Join(t.TempDir(), "npx")
+	require.NoError(t, os.Symlink(os.Args[0], npx))
+	installing := childConfig("install")
+	installing.Command = npx
+	installing.Env = map[string]string{"INSTALL_SECONDS": "4"}
+	for k, v := range childConfig("install").Env {
+		installing.Env[k] = v
+	}
+	control := childConfig("install")
+	control.Env = installing.Env
+	opts := fastOptions(nil)
+	opts.StartTimeout = time.Minute
+	started, cancel := context.WithCancel(t.Context())
+	cancel() // New returns at once; the servers start in the background
+	src, err := New(started, &Config{Servers: map[string]ServerConfig{"installing": installing, "control": control}}, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
+
+	var seen Status
+	require.Eventually(t, func() bool {
+		seen = statusOf(t, src, "installing")
+		return seen.Installer != "" || seen.State != StateStarting
+	}, time.Minute, 20*time.Millisecond)
+	require.Equal(t, StateStarting, seen.State, "it was seen installing before it was ready")
+	assert.Equal(t, "npx", seen.Installer)
+	assert.Empty(t, statusOf(t, src, "control").Installer, "not a package runner")
+
+	require.Eventually(t, func() bool { return statusOf(t, src, "installing").State == StateReady }, 2*time.Minute, 20*time.Millisecond)
+	assert.Empty(t, statusOf(t, src, "installing").Installer, "ready: nothing is being installed")
+}

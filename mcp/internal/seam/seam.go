@@ -68,6 +68,9 @@ type ServerStatus struct {
 	// AttemptDeadline is when the attempt under way gives up (zero when none is): while StateStarting, the
 	// latest a caller waiting for the server's tools needs to wait.
 	AttemptDeadline time.Time
+	// Installer is the package runner (npx, uvx, ...) still fetching or installing the server during the attempt
+	// under way (it shows progress); empty otherwise.
+	Installer string
 	// FeaturesListed is set once the resources, templates and prompts of the server's current session have been
 	// listed (or their listing failed): before, a ready server's empty Features may only mean "not asked yet".
 	FeaturesListed bool

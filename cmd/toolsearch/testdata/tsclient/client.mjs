@@ -11,6 +11,9 @@
 // elicitation capability (form mode) and answers every elicitation/create that way after delayMs ("never" leaves
 // it unanswered); without "elicit" the client declares no elicitation, as many clients do. What the server asked
 // is printed as "elicitations": [{message, requestedSchema, mode}].
+// "resetTimeoutOnProgress": true makes each call ask for progress notifications and restart its request timeout
+// (the SDK's 60 s unless "timeoutMs" says otherwise) on each one, as the SDK lets a client do; each call's result
+// then counts them in "progress".
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -76,9 +79,14 @@ for (const what of spec.lists ?? []) {
 }
 for (const call of spec.calls ?? []) {
   const sent = performance.now();
+  let progress = 0;
+  const options = spec.resetTimeoutOnProgress
+    ? { onprogress: () => progress++, resetTimeoutOnProgress: true, timeout: spec.timeoutMs }
+    : { timeout: spec.timeoutMs };
   requests.push(
-    client.callTool({ name: call.name, arguments: call.arguments ?? {} }).then(
+    client.callTool({ name: call.name, arguments: call.arguments ?? {} }, undefined, options).then(
       (r) => ({
+        progress,
         name: call.name,
         sentAfterInitializeMs: Math.round(sent - initialized),
         tookMs: Math.round(performance.now() - sent),
