@@ -10,8 +10,9 @@ import (
 	"github.com/toolsearch/toolsearch/internal/devset"
 )
 
-// The explained total is the search score, bit for bit, for the top ten of every query of every development set
-// (terse and long, exact names, typos, synonyms, Chinese), and the hits are explained in search order.
+// The explained first stage is the first stage's score, bit for bit, and the explained features times their
+// weights are the learned score, for the top ten of every query of every development set (terse and long, exact
+// names, typos, synonyms, Chinese), and the hits are explained in search order.
 func TestExplainTotalIsTheScore(t *testing.T) {
 	sets, err := devset.Load("testdata", true)
 	require.NoError(t, err)
@@ -21,19 +22,33 @@ func TestExplainTotalIsTheScore(t *testing.T) {
 		require.NoError(t, err)
 		c, err := New(tools, &Options{MaxSearchLimit: 10})
 		require.NoError(t, err)
+		require.NotNil(t, c.ix.cfg.weights, "the default ranking is the learned one")
 		for qi, q := range s.Queries {
 			if qi%3 != 0 { // a third of each set keeps the test quick; every set's kinds of request are in it
 				continue
 			}
-			ranked := c.ix.search(q.Text, 10)
+			pq, ranked := c.ix.ranked(q.Text, 10)
+			hits := c.ix.search(q.Text, 10)
+			if !pq.long {
+				require.Nil(t, ranked, "a terse query is not re-scored")
+				for _, h := range hits {
+					ranked = append(ranked, candidate{scored: h, first: h.score})
+				}
+			}
+			ranked = ranked[:min(10, len(ranked))]
+			require.Len(t, hits, len(ranked))
 			docs := make([]uint32, len(ranked))
 			for i, r := range ranked {
 				docs[i] = r.doc
+				require.Equal(t, hits[i], r.scored, "search ranks as ranked")
 			}
 			_, scores := c.ix.explain(q.Text, docs)
 			for i, r := range ranked {
-				require.Equal(t, r.score, scores[i].score, "%s: %q, hit %d", s.Name, q.Text, i+1)
+				require.Equal(t, r.first, scores[i].score, "%s: %q, hit %d", s.Name, q.Text, i+1)
 				require.Equal(t, r.exact, scores[i].exact)
+				if pq.long {
+					require.Equal(t, learnedScore(&r.x, c.ix.cfg.weights), r.score)
+				}
 				checked++
 			}
 		}
@@ -54,7 +69,31 @@ func TestExplain(t *testing.T) {
 		assert.Equal(t, h.ID, xs[i].ID)
 		assert.Equal(t, h.Score, xs[i].Score)
 		assert.Equal(t, i+1, xs[i].Rank)
-		assert.InDelta(t, xs[i].Total, xs[i].Sum*xs[i].CoverageFactor*xs[i].ActionFactor, 1e-3)
+		assert.InDelta(t, xs[i].FirstStage, xs[i].Sum*xs[i].CoverageFactor*xs[i].ActionFactor, 1e-3)
+		assert.Empty(t, xs[i].Features, "a terse query ranks by the first stage alone")
+		assert.Equal(t, xs[i].FirstStage, xs[i].Total)
+		assert.False(t, xs[i].Reranked)
+	}
+	// A long request is re-scored by the learned model: each explanation's parts add up to its total.
+	long := "could you please take a sceenshot of the page that is open in my browser window right now for my weekly report"
+	lhits, err := c.Search(ctx, long, 3)
+	require.NoError(t, err)
+	lxs, err := c.Explain(ctx, long, 3)
+	require.NoError(t, err)
+	require.Len(t, lxs, len(lhits))
+	for i, h := range lhits {
+		x := lxs[i]
+		assert.Equal(t, h.ID, x.ID)
+		assert.Equal(t, h.Score, x.Score)
+		assert.True(t, x.Long)
+		assert.True(t, x.Reranked)
+		require.NotEmpty(t, x.Features)
+		var total float64
+		for _, f := range x.Features {
+			assert.InDelta(t, f.Contribution, f.Value*f.Weight, 1e-4, f.Name)
+			total += f.Contribution
+		}
+		assert.InDelta(t, x.Total, total, 1e-3, "the learned score is the sum of its parts")
 	}
 	top := xs[0]
 	assert.Equal(t, "mcp:playwright:browser_take_screenshot", top.ID)

@@ -112,9 +112,36 @@ func finalScore(acc, factor float32, action bool, actionBonus float32) float32 {
 	return score
 }
 
-// search ranks the tools for q and returns at most limit of them, best first.
+// search ranks the tools for q and returns at most limit of them, best first: the first stage's best
+// rerankDepth (or limit, if more) re-scored by the learned model (see rerank), unless the configuration has no
+// model.
 func (ix *index) search(q string, limit int) []scored {
+	pq, cands := ix.ranked(q, limit)
+	if cands == nil {
+		return ix.firstStage(&pq, limit)
+	}
+	out := make([]scored, min(limit, len(cands)))
+	for i := range out {
+		out[i] = cands[i].scored
+	}
+	return out
+}
+
+// ranked is search's ranking with every candidate's features: the first stage's best max(limit, rerankDepth)
+// tools, re-scored. Only a long request is re-scored: a terse query (and any query when the configuration has no
+// model) gets no candidates, and ranks by the first stage alone.
+func (ix *index) ranked(q string, limit int) (parsedQuery, []candidate) {
 	pq := ix.parseQuery(q)
+	if limit <= 0 || ix.cfg.weights == nil || !pq.long {
+		return pq, nil
+	}
+	first := ix.firstStage(&pq, max(limit, rerankDepth))
+	return pq, ix.rerank(&pq, first, ix.cfg.weights)
+}
+
+// firstStage ranks the tools for a parsed query with BM25F and the coverage and action factors, and returns at
+// most limit of them, best first.
+func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 	groups, exact := pq.groups, pq.exact
 	if (len(groups) == 0 && len(exact) == 0) || limit <= 0 {
 		return nil
@@ -126,7 +153,7 @@ func (ix *index) search(q string, limit int) []scored {
 	if pq.actions != 0 {
 		actionBonus += ix.cfg.actionBonus
 	}
-	ix.scoreQuery(s, &pq, limit, &cv, actionBonus)
+	ix.scoreQuery(s, pq, limit, &cv, actionBonus)
 
 	top := newTopK(limit)
 	for _, d := range s.touched {
