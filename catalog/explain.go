@@ -202,7 +202,7 @@ func (ix *index) nameHasPart(name, term string) bool {
 		if found || len(w) < minJoinedName || !isASCIILetters(w) {
 			return
 		}
-		for _, p := range ix.segment(w) {
+		for _, p := range ix.splitName(w) {
 			found = found || analyze(p) == term
 		}
 	})

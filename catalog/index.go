@@ -276,7 +276,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				if len(w) == 1 {
 					// A single letter or digit ("b" of add(a, b), "3" of "3 days") is indexed on its own, for the
 					// requests that name it (see singlePrefix); it is no word, pair or length of the field.
-					if !isStopWord(w) && cfg.singleHint > 0 {
+					if singleHint(w) && cfg.singleHint > 0 {
 						count(singlePrefix + w)
 					}
 					return
@@ -332,7 +332,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	// catalog's own text spells them (get, platform, list), so that a request in words finds it.
 	var extra [][]entry // by tool
 	for _, j := range joined {
-		parts := ix.segment(j.word)
+		parts := ix.splitName(j.word)
 		if len(parts) < 2 {
 			continue
 		}
@@ -490,6 +490,15 @@ const minJoinedName = 8
 type joinedName struct {
 	doc  uint32
 	word string
+}
+
+// splitName returns the words a long name word is made of (see segment), or nil for a word some tool's label,
+// source name or description writes as it is ("screenshot", "database"): that is a word, not words run together.
+func (ix *index) splitName(w string) []string {
+	if _, prose := ix.terms[textSurfacePrefix+w]; prose {
+		return nil
+	}
+	return ix.segment(w)
 }
 
 // segment splits w into words of at least three letters that the catalog's text has as words of their own, the
@@ -899,11 +908,21 @@ func toolAction(name string) uint16 {
 	return a
 }
 
+// singleHint reports a single letter or digit that can be a hint: not a stop word ("a", "i"), nor the letter
+// after an apostrophe ("what's", "don't", "I'd", "I'm"), which names nothing.
+func singleHint(w string) bool {
+	switch w {
+	case "s", "t", "d", "m":
+		return false
+	}
+	return !isStopWord(w)
+}
+
 // addSingle adds a hint group for a single letter or digit of a request ("3 months", "what is b") that some
 // tool has: a weak signal, singleHint of a word, that counts nothing towards coverage.
 func (ix *index) addSingle(groups *[]queryGroup, seen map[string]bool, w string) {
 	key := singlePrefix + w
-	if ix.cfg.singleHint <= 0 || isStopWord(w) || seen[key] || len(*groups) >= maxQueryGroups {
+	if ix.cfg.singleHint <= 0 || !singleHint(w) || seen[key] || len(*groups) >= maxQueryGroups {
 		return
 	}
 	id, ok := ix.terms[key]

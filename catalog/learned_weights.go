@@ -16,51 +16,51 @@ package catalog
 // is read from outside the repository when training, and only these weights are kept. MetaTool (MIT, Yue Huang)
 // and BFCL live (Apache-2.0, ShishirPatil/gorilla): see catalog/testdata.
 var learnedWeights = [numFeatures]float32{
-	4.35365,    // first stage (of best)
-	-0.131049,  // first stage (log)
-	-0.223939,  // coverage: name
-	2.21035,    // coverage: label
-	5.4427,     // coverage: source
-	-0.607275,  // coverage: description
-	-0.193962,  // coverage: parameters
-	3.50868,    // coverage: any field
-	2.05087,    // coverage: words
-	0.757101,   // match: word
-	2.55217,    // match: synonym
-	0.0,        // match: prefix
-	-2.94327,   // match: typo fix
-	0.554982,   // name words named
-	0.22126,    // whole name named
-	-0.336501,  // written as in name
-	1.79289,    // written as in text
-	-0.118132,  // action
-	0.455214,   // hints
+	4.5204,     // first stage (of best)
+	-0.346199,  // first stage (log)
+	0.298112,   // coverage: name
+	0.0,        // coverage: label
+	0.0,        // coverage: source
+	-0.2316,    // coverage: description
+	5.20012,    // coverage: parameters
+	4.73842,    // coverage: any field
+	0.0,        // coverage: words
+	0.0,        // match: word
+	0.317915,   // match: synonym
+	-6.24119,   // match: prefix
+	-7.40444,   // match: typo fix
+	0.0,        // name words named
+	0.248567,   // whole name named
+	0.0,        // written as in name
+	-0.322456,  // written as in text
+	-0.108205,  // action
+	0.0,        // hints
 	0.0,        // adjacent pairs
-	0.791658,   // plain BM25 (of best)
-	0.318003,   // plain BM25 (log)
-	-1.10056,   // name length (log)
-	-0.0842628, // description length (log)
-	0.0143465,  // parameters length (log)
-	-0.765641,  // long request × first stage (of best)
-	-0.0766351, // long request × first stage (log)
-	0.322939,   // long request × coverage: name
+	0.419455,   // plain BM25 (of best)
+	0.105658,   // plain BM25 (log)
+	-1.06302,   // name length (log)
+	-0.332098,  // description length (log)
+	0.0,        // parameters length (log)
+	-0.090408,  // long request × first stage (of best)
+	-0.0692398, // long request × first stage (log)
+	-0.298112,  // long request × coverage: name
 	0.0,        // long request × coverage: label
-	-3.71717,   // long request × coverage: source
-	-2.50873,   // long request × coverage: description
-	1.89461,    // long request × coverage: parameters
-	-0.696779,  // long request × coverage: any field
-	-0.231904,  // long request × coverage: words
-	-0.194797,  // long request × match: word
-	-0.347574,  // long request × match: synonym
-	3.45686,    // long request × match: prefix
-	-1.64968,   // long request × match: typo fix
+	3.33493,    // long request × coverage: source
+	0.0,        // long request × coverage: description
+	0.0,        // long request × coverage: parameters
+	0.0,        // long request × coverage: any field
+	0.249589,   // long request × coverage: words
+	0.0,        // long request × match: word
+	0.317915,   // long request × match: synonym
+	-1.5603,    // long request × match: prefix
+	-2.22133,   // long request × match: typo fix
 	0.0,        // long request × name words named
-	1.26475,    // long request × whole name named
-	0.0,        // long request × written as in name
-	-0.333579,  // long request × written as in text
-	0.0590662,  // long request × action
-	-0.103242,  // long request × hints
+	1.24284,    // long request × whole name named
+	4.63573,    // long request × written as in name
+	0.0,        // long request × written as in text
+	0.0,        // long request × action
+	0.179758,   // long request × hints
 	0.0,        // long request × adjacent pairs
-	0.280359,   // long request × plain BM25 (of best)
-	0.0656602,  // long request × plain BM25 (log)
+	0.293619,   // long request × plain BM25 (of best)
+	-0.0264146, // long request × plain BM25 (log)
 }

@@ -1,8 +1,9 @@
 package catalog
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 )
 
 // rerankDepth is how many of the first stage's best tools the learned ranking re-scores. The first stage (BM25F
@@ -101,8 +102,26 @@ func (ix *index) rerank(pq *parsedQuery, first []scored, w *[numFeatures]float32
 	for i := range cands {
 		cands[i].score = learnedScore(&cands[i].x, w)
 	}
+	// Sorted by index, not by value: a candidate is a few hundred bytes.
 	top := cands[:min(len(cands), rerankDepth)]
-	sort.SliceStable(top, func(i, j int) bool { return betterCandidate(&top[i], &top[j]) })
+	idx := make([]int, len(top))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case betterCandidate(&top[a], &top[b]):
+			return -1
+		case betterCandidate(&top[b], &top[a]):
+			return 1
+		}
+		return 0
+	})
+	sorted := make([]candidate, len(top))
+	for i, j := range idx {
+		sorted[i] = top[j]
+	}
+	copy(top, sorted)
 	return cands
 }
 
@@ -138,7 +157,7 @@ func (ix *index) candidates(pq *parsedQuery, first []scored) []candidate {
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return first[order[a]].doc < first[order[b]].doc })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(first[a].doc, first[b].doc) })
 	docs := make([]uint32, len(first))
 	for i, o := range order {
 		docs[i] = first[o].doc
@@ -199,8 +218,15 @@ func (ix *index) rawFeatures(pq *parsedQuery, docs []uint32) []features {
 	inName := make([]bool, n)   // some full-weight-ish expansion is in the name
 	surfName := make([]bool, n) // the word as written is in the name
 	surfText := make([]bool, n) // ... in the label, source or description
-	var total float32           // of the content words' weights
-	content := 0                // a content word no tool has still is part of the request
+	dl := make([]float32, n)    // each tool's length in words, for plain BM25
+	for i, d := range docs {
+		for _, x := range ix.lens[d] {
+			dl[i] += float32(x)
+		}
+	}
+	var at []int32    // positions of docs in the list being read
+	var total float32 // of the content words' weights
+	content := 0      // a content word no tool has still is part of the request
 	for gi := range pq.groups {
 		if !pq.groups[gi].hint {
 			content++
@@ -240,7 +266,12 @@ func (ix *index) rawFeatures(pq *parsedQuery, docs []uint32) []features {
 			base := ix.start[e.term]
 			ws := l.weights(mode)
 			own := e.term == stem
-			ix.gallop(l.doc, docs, func(i, p int) {
+			at = postingPlaces(l.doc, docs, at)
+			for i, p32 := range at {
+				if p32 < 0 {
+					continue
+				}
+				p := int(p32)
 				if v := idf * ws[p]; v > best[i] || v == best[i] && k < kind[i] {
 					best[i], kind[i] = v, k
 				}
@@ -256,11 +287,7 @@ func (ix *index) rawFeatures(pq *parsedQuery, docs []uint32) []features {
 				if own && !g.pair {
 					// Plain BM25 (k1 1.2, b 0.75) over all the tool's text, for the word itself.
 					tf := float32(ix.cols.tf[int(base)+p])
-					var dl float32
-					for _, x := range ix.lens[docs[i]] {
-						dl += float32(x)
-					}
-					out[i][featBM25] += ix.idf[e.term] * tf * 2.2 / (tf + 1.2*(0.25+0.75*dl/ix.avgLen))
+					out[i][featBM25] += ix.idf[e.term] * tf * 2.2 / (tf + 1.2*(0.25+0.75*dl[i]/ix.avgLen))
 					if ix.inlineName[e.term] != noTerm && g.hasSurf && ix.inlineName[e.term] == g.surface && l.name[p] > 0 {
 						surfName[i] = true
 					}
@@ -268,13 +295,19 @@ func (ix *index) rawFeatures(pq *parsedQuery, docs []uint32) []features {
 						surfText[i] = true
 					}
 				}
-			})
+			}
 		}
 		if g.hasSurf && ix.inlineName[stem] != g.surface {
-			ix.gallop(ix.list(g.surface).doc, docs, func(i, _ int) { surfName[i] = true })
+			at = postingPlaces(ix.list(g.surface).doc, docs, at)
+			for i, p := range at {
+				surfName[i] = surfName[i] || p >= 0
+			}
 		}
 		if g.hasText && ix.inlineText[stem] != g.textSurf {
-			ix.gallop(ix.list(g.textSurf).doc, docs, func(i, _ int) { surfText[i] = true })
+			at = postingPlaces(ix.list(g.textSurf).doc, docs, at)
+			for i, p := range at {
+				surfText[i] = surfText[i] || p >= 0
+			}
 		}
 		for i := range n {
 			x := &out[i]
@@ -341,13 +374,18 @@ func (ix *index) rawFeatures(pq *parsedQuery, docs []uint32) []features {
 	return out
 }
 
-// gallop calls fn(i, p) for each docs[i] (sorted) that list (sorted) has, at list[p]: a few tools in a long list
-// cost a few probes each, not the list.
-func (ix *index) gallop(list []uint32, docs []uint32, fn func(i, p int)) {
+// postingPlaces sets at[i] to the place of docs[i] (sorted) in list (sorted), or -1, and returns at (reused when
+// it is long enough). It gallops: a few tools in a long list cost a few probes each, not the list.
+func postingPlaces(list []uint32, docs []uint32, at []int32) []int32 {
+	if cap(at) < len(docs) {
+		at = make([]int32, len(docs))
+	}
+	at = at[:len(docs)]
 	lo := 0
 	for i, d := range docs {
+		at[i] = -1
 		if lo >= len(list) {
-			return
+			continue
 		}
 		if list[lo] < d {
 			step := 1
@@ -357,14 +395,23 @@ func (ix *index) gallop(list []uint32, docs []uint32, fn func(i, p int)) {
 				step <<= 1
 			}
 			hi := min(k+step, len(list)-1) + 1
-			lo = k + 1 + sort.Search(hi-k-1, func(j int) bool { return list[k+1+j] >= d })
+			lo = k + 1
+			for lo < hi { // the first of list[lo:hi] not below d
+				mid := int(uint(lo+hi) >> 1)
+				if list[mid] < d {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
 			if lo >= len(list) {
-				return
+				continue
 			}
 		}
 		if list[lo] == d {
-			fn(i, lo)
+			at[i] = int32(lo)
 			lo++
 		}
 	}
+	return at
 }
