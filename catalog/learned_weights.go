@@ -3,12 +3,12 @@
 package catalog
 
 // learnedWeights are the learned ranking's weights, one per feature (see rerank.go), fit by internal/learn on:
-//   - dev: 350 tools written here, 271 short agent-phrased queries, 350 tools, 271 queries
-//   - dev-fresh: the same tools, 48 queries written after its first tuning, printed in every round since, 350 tools, 48 queries
-//   - metatool: 199 ChatGPT plugins, 1,000 real user requests, one gold tool, 199 tools, 1000 queries
-//   - multineed-dev: 644 real MCP tools, long requests with 1-3 needs, 644 tools, 206 queries
-//   - bfcl-live: 528 user-contributed functions, 661 requests carrying their arguments (BFCL live, even half), 528 tools, 661 queries
-//   - toollens-train: 464 RapidAPI tools, 16,893 long scene requests with 1-3 needs (ToolLens train split), 464 tools, 16893 queries
+//   - dev: 350 tools written here, 271 short agent-phrased queries
+//   - dev-fresh: the same tools, 48 queries written after its first tuning, printed in every round since
+//   - metatool: 199 ChatGPT plugins, 1,000 real user requests, one gold tool
+//   - multineed-dev: 644 real MCP tools, long requests with 1-3 needs
+//   - bfcl-live: 528 user-contributed functions, 661 requests carrying their arguments (BFCL live, even half)
+//   - toollens-train: 464 RapidAPI tools, 16,893 long scene requests with 1-3 needs (ToolLens train split)
 //
 // ToolLens (toollens-train): the training split of ToolLens from quchangle1/COLT ("Towards Completeness-Oriented
 // Tool Retrieval for LLMs", CIKM 2024), commit bbec292c38cabe3fbae098f50cc31b2e9f7e8fca; its tools are RapidAPI

@@ -17,7 +17,8 @@ func init() {
 // and their features, which do not depend on the weights.
 type trainingView struct {
 	c   *Catalog
-	pos []int // index position → position in the file
+	pos []int    // index position → position in the file
+	doc []uint32 // and back
 }
 
 func buildForTraining(file []byte) (ltr.Ranker, error) {
@@ -39,7 +40,11 @@ func buildForTraining(file []byte) (ltr.Ranker, error) {
 	for d, e := range c.entries {
 		pos[d] = byID[e.tool.ID()]
 	}
-	return trainingView{c, pos}, nil
+	doc := make([]uint32, len(pos))
+	for d, p := range pos {
+		doc[p] = uint32(d)
+	}
+	return trainingView{c, pos, doc}, nil
 }
 
 func (v trainingView) Candidates(q string) ([]ltr.Candidate, bool) {
@@ -53,12 +58,12 @@ func (v trainingView) Candidates(q string) ([]ltr.Candidate, bool) {
 	return out, pq.long
 }
 
-func (trainingView) Order(cands []ltr.Candidate, w []float32) {
+func (v trainingView) Order(cands []ltr.Candidate, w []float32) {
 	var weights [numFeatures]float32
 	copy(weights[:], w)
 	cs := make([]candidate, len(cands))
 	for i, c := range cands {
-		cs[i] = candidate{scored: scored{doc: uint32(c.Doc), exact: c.Exact}, first: c.First}
+		cs[i] = candidate{scored: scored{doc: v.doc[c.Doc], exact: c.Exact}, first: c.First}
 		copy(cs[i].x[:], c.X)
 		cs[i].score = learnedScore(&cs[i].x, &weights)
 	}

@@ -261,6 +261,11 @@ func train(data []*setData, leave string, opt trainOptions) []float32 {
 			qs = append(qs, tq)
 		}
 	}
+	if len(qs) == 0 { // nothing to learn from: the first stage's order
+		out := make([]float32, nf)
+		out[0] = 1
+		return out
+	}
 	// Scale every feature by its spread, so that one set of step sizes suits all.
 	scale := make([]float64, nf)
 	var count float64
@@ -404,7 +409,7 @@ func generate(w []float32, data []*setData) ([]byte, error) {
 	b.WriteString("// learnedWeights are the learned ranking's weights, one per feature (see rerank.go), fit by internal/learn on:\n")
 	for _, d := range data {
 		if d.train {
-			fmt.Fprintf(&b, "//   - %s: %s, %d tools, %d queries\n", d.set.Name, d.About, d.tools, len(d.Queries))
+			fmt.Fprintf(&b, "//   - %s: %s\n", d.set.Name, d.About)
 		}
 	}
 	b.WriteString(`//
