@@ -124,11 +124,12 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 		}
 		if cd := byDoc[d]; cd != nil {
 			total = float64(cd.score)
-			learned := pq.long && c.ix.cfg.weights != nil
+			model := c.ix.learnedFor(&pq)
+			learned := model != nil
 			x.Reranked = learned && rank[d] <= rerankDepth
 			if learned {
 				for fi, v := range cd.x {
-					w := c.ix.cfg.weights[fi]
+					w := model[fi]
 					if v != 0 && w != 0 {
 						x.Features = append(x.Features, FeatureContribution{Name: featureNames[fi], Value: float64(v),
 							Weight: float64(w), Contribution: float64(v * w)})

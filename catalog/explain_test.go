@@ -12,44 +12,54 @@ import (
 
 // The explained first stage is the first stage's score, bit for bit, and the explained features times their
 // weights are the learned score, for the top ten of every query of every development set (terse and long, exact
-// names, typos, synonyms, Chinese), and the hits are explained in search order.
+// names, typos, synonyms, Chinese), and the hits are explained in search order. Both learned models are on,
+// whichever the default re-ranks with; the default (learnedLong, learnedTerse) ranks the other class by the
+// first stage alone.
 func TestExplainTotalIsTheScore(t *testing.T) {
 	sets, err := devset.Load("testdata", true)
 	require.NoError(t, err)
+	def := defaultRankConfig()
+	assert.Equal(t, learnedLong, def.weights != nil, "long requests: the trainer's default")
+	assert.Equal(t, learnedTerse, def.terseWeights != nil, "terse requests: the trainer's default")
+	cfg := def
+	cfg.weights = unstandardise(&learnedZWeights, &learnedStd)
+	cfg.terseWeights = unstandardise(&learnedTerseZWeights, &learnedTerseStd)
 	checked := 0
 	for _, s := range sets {
 		tools, err := ParseFile(s.Catalog)
 		require.NoError(t, err)
-		c, err := New(tools, &Options{MaxSearchLimit: 10})
-		require.NoError(t, err)
-		require.NotNil(t, c.ix.cfg.weights, "the default ranking is the learned one")
-		for qi, q := range s.Queries {
-			if qi%3 != 0 { // a third of each set keeps the test quick; every set's kinds of request are in it
-				continue
-			}
-			pq, ranked := c.ix.ranked(q.Text, 10)
-			hits := c.ix.search(q.Text, 10)
-			if !pq.long {
-				require.Nil(t, ranked, "a terse query is not re-scored")
-				for _, h := range hits {
-					ranked = append(ranked, candidate{scored: h, first: h.score})
+		for _, cfg := range []rankConfig{cfg, def} {
+			c, err := newCatalog(tools, &Options{MaxSearchLimit: 10}, "", &counters{}, cfg)
+			require.NoError(t, err)
+			for qi, q := range s.Queries {
+				if qi%3 != 0 { // a third of each set keeps the test quick; every set's kinds of request are in it
+					continue
 				}
-			}
-			ranked = ranked[:min(10, len(ranked))]
-			require.Len(t, hits, len(ranked))
-			docs := make([]uint32, len(ranked))
-			for i, r := range ranked {
-				docs[i] = r.doc
-				require.Equal(t, hits[i], r.scored, "search ranks as ranked")
-			}
-			_, scores := c.ix.explain(q.Text, docs)
-			for i, r := range ranked {
-				require.Equal(t, r.first, scores[i].score, "%s: %q, hit %d", s.Name, q.Text, i+1)
-				require.Equal(t, r.exact, scores[i].exact)
-				if pq.long {
-					require.Equal(t, learnedScore(&r.x, c.ix.cfg.weights), r.score)
+				pq, ranked := c.ix.ranked(q.Text, 10)
+				hits := c.ix.search(q.Text, 10)
+				model := c.ix.learnedFor(&pq)
+				if model == nil {
+					require.Nil(t, ranked, "a class with no model is not re-scored")
+					for _, h := range hits {
+						ranked = append(ranked, candidate{scored: h, first: h.score})
+					}
 				}
-				checked++
+				ranked = ranked[:min(10, len(ranked))]
+				require.Len(t, hits, len(ranked))
+				docs := make([]uint32, len(ranked))
+				for i, r := range ranked {
+					docs[i] = r.doc
+					require.Equal(t, hits[i], r.scored, "search ranks as ranked")
+				}
+				_, scores := c.ix.explain(q.Text, docs)
+				for i, r := range ranked {
+					require.Equal(t, r.first, scores[i].score, "%s: %q, hit %d", s.Name, q.Text, i+1)
+					require.Equal(t, r.exact, scores[i].exact)
+					if model != nil {
+						require.Equal(t, learnedScore(&r.x, model), r.score)
+					}
+					checked++
+				}
 			}
 		}
 	}
@@ -74,11 +84,20 @@ func TestExplain(t *testing.T) {
 		assert.Equal(t, xs[i].FirstStage, xs[i].Total)
 		assert.False(t, xs[i].Reranked)
 	}
-	// A long request is re-scored by the learned model: each explanation's parts add up to its total.
+	// A long request is re-scored by the learned model when it is on (by default, when learnedLong): each
+	// explanation's parts add up to its total.
 	long := "could you please take a sceenshot of the page that is open in my browser window right now for my weekly report"
-	lhits, err := c.Search(ctx, long, 3)
+	dxs, err := c.Explain(ctx, long, 3)
 	require.NoError(t, err)
-	lxs, err := c.Explain(ctx, long, 3)
+	require.NotEmpty(t, dxs)
+	assert.Equal(t, learnedLong, dxs[0].Reranked, "the default")
+	cfg := defaultRankConfig()
+	cfg.weights = unstandardise(&learnedZWeights, &learnedStd)
+	lc, err := newCatalog(sampleTools(), nil, "", &counters{}, cfg)
+	require.NoError(t, err)
+	lhits, err := lc.Search(ctx, long, 3)
+	require.NoError(t, err)
+	lxs, err := lc.Explain(ctx, long, 3)
 	require.NoError(t, err)
 	require.Len(t, lxs, len(lhits))
 	for i, h := range lhits {

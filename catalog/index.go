@@ -86,8 +86,9 @@ type rankConfig struct {
 	noPrune bool
 	// singleHint is how much a single letter or digit of a request counts, of a word, as a hint; 0 indexes none.
 	singleHint float32
-	// weights are the learned ranking's (see rerank); nil ranks by the first stage alone, as before it.
-	weights *[numFeatures]float32
+	// weights are the learned ranking's for long requests (see rerank), terseWeights for terse ones; nil ranks
+	// that class by the first stage alone, as before it.
+	weights, terseWeights *[numFeatures]float32
 	// prunePostings: a query that reads fewer postings than this (any query of a small catalog) is scored in full;
 	// looking for a cut would cost about what it saves. The pruning tests lower it.
 	prunePostings int
@@ -112,7 +113,8 @@ func defaultRankConfig() rankConfig {
 		actionBonus:   0.005,
 		prunePostings: 4096,
 		pairFields:    1<<numFields - 1,
-		weights:       &learnedWeights,
+		weights:       learnedDefault(learnedLong, &learnedZWeights, &learnedStd),
+		terseWeights:  learnedDefault(learnedTerse, &learnedTerseZWeights, &learnedTerseStd),
 		singleHint:    0.3,
 	}
 }

@@ -2,7 +2,8 @@
 
 package catalog
 
-// learnedWeights are the learned ranking's weights, one per feature (see rerank.go), fit by internal/learn on:
+// The learned ranking's models (see rerank.go), one for long requests and one for terse ones, fit by
+// internal/learn on:
 //   - dev: 350 tools written here, 271 short agent-phrased queries
 //   - dev-fresh: the same tools, 48 queries written after its first tuning, printed in every round since
 //   - metatool: 199 ChatGPT plugins, 1,000 real user requests, one gold tool
@@ -15,52 +16,372 @@ package catalog
 // endpoints from OpenBMB/ToolBench (Apache-2.0), its requests were written by the COLT authors. Research data: it
 // is read from outside the repository when training, and only these weights are kept. MetaTool (MIT, Yue Huang)
 // and BFCL live (Apache-2.0, ShishirPatil/gorilla): see catalog/testdata.
-var learnedWeights = [numFeatures]float32{
-	4.5204,     // first stage (of best)
-	-0.346199,  // first stage (log)
-	0.298112,   // coverage: name
-	0.0,        // coverage: label
-	0.0,        // coverage: source
-	-0.2316,    // coverage: description
-	5.20012,    // coverage: parameters
-	4.73842,    // coverage: any field
-	0.0,        // coverage: words
-	0.0,        // match: word
-	0.317915,   // match: synonym
-	-6.24119,   // match: prefix
-	-7.40444,   // match: typo fix
-	0.0,        // name words named
-	0.248567,   // whole name named
-	0.0,        // written as in name
-	-0.322456,  // written as in text
-	-0.108205,  // action
-	0.0,        // hints
+//
+// Each model is weights on standardised features (minus the training candidates' mean, over their standard
+// deviation; a feature with no spread has standard deviation 0 and no weight). learnedLong and learnedTerse: the
+// class is re-ranked by default only when the model trained without a set ranks that set at least as well as
+// the first stage did (hit@1), for every set.
+const (
+	learnedLong  = false
+	learnedTerse = false
+)
+
+var learnedZWeights = [numFeatures]float32{
+	2.6582,      // first stage (of best)
+	-0.124278,   // first stage (log)
+	-0.0582138,  // coverage: name
+	-0.0340949,  // coverage: label
+	0.0198506,   // coverage: source
+	-0.132404,   // coverage: description
+	0.116837,    // coverage: parameters
+	0.00381498,  // coverage: any field
+	0.0536735,   // coverage: words
+	-0.00409132, // match: word
+	-0.0157591,  // match: synonym
+	0.108854,    // match: prefix
+	-0.0458512,  // match: typo fix
+	0.147437,    // name words named
+	0.0421432,   // whole name named
+	-0.179557,   // written as in name
+	0.102933,    // written as in text
+	0.016748,    // action
+	0.0212555,   // hints
+	0.0,         // adjacent pairs
+	0.0339975,   // plain BM25 (of best)
+	0.108293,    // plain BM25 (log)
+	-0.0289454,  // plain BM25 rank (1/(1+r))
+	-0.0741557,  // first stage rank (1/(1+r))
+	0.080006,    // plain BM25 × request length
+	-0.311773,   // first stage × request length
+	-0.0658337,  // name length (log)
+	-0.0883568,  // description length (log)
+	0.0748081,   // parameters length (log)
+	0.0691461,   // plain BM25 × request missed
+	-0.224414,   // first stage × request missed
+	-0.341801,   // first stage (of best) − request's best
+	-0.106007,   // first stage (log) − request's best
+	-0.0418407,  // coverage: name − request's best
+	-0.00695703, // coverage: label − request's best
+	0.00970587,  // coverage: source − request's best
+	-0.0882189,  // coverage: description − request's best
+	0.0583302,   // coverage: parameters − request's best
+	0.00248319,  // coverage: any field − request's best
+	0.0339508,   // coverage: words − request's best
+	-0.0025181,  // match: word − request's best
+	-0.0111673,  // match: synonym − request's best
+	0.0444153,   // match: prefix − request's best
+	-0.0186287,  // match: typo fix − request's best
+	0.115632,    // name words named − request's best
+	0.0130281,   // whole name named − request's best
+	-0.129174,   // written as in name − request's best
+	0.0700083,   // written as in text − request's best
+	0.0128237,   // action − request's best
+	0.0097536,   // hints − request's best
+	0.0,         // adjacent pairs − request's best
+	0.0339931,   // plain BM25 (of best) − request's best
+	0.108827,    // plain BM25 (log) − request's best
+	-0.0289454,  // plain BM25 rank (1/(1+r)) − request's best
+	-0.0741557,  // first stage rank (1/(1+r)) − request's best
+	0.0761348,   // plain BM25 × request length − request's best
+	-0.33304,    // first stage × request length − request's best
+}
+
+var learnedMean = [numFeatures]float32{
+	0.380238,     // first stage (of best)
+	2.11202,      // first stage (log)
+	0.0589118,    // coverage: name
+	1.03523e-05,  // coverage: label
+	0.000546871,  // coverage: source
+	0.123946,     // coverage: description
+	0.0503522,    // coverage: parameters
+	0.170683,     // coverage: any field
+	0.135944,     // coverage: words
+	0.137456,     // match: word
+	0.0235594,    // match: synonym
+	0.00534989,   // match: prefix
+	0.00431842,   // match: typo fix
+	0.150456,     // name words named
+	0.00940303,   // whole name named
+	0.0315194,    // written as in name
+	0.0694768,    // written as in text
+	0.159376,     // action
+	0.193805,     // hints
+	0.0,          // adjacent pairs
+	0.368248,     // plain BM25 (of best)
+	1.77084,      // plain BM25 (log)
+	0.137125,     // plain BM25 rank (1/(1+r))
+	0.137125,     // first stage rank (1/(1+r))
+	0.964316,     // plain BM25 × request length
+	1.01291,      // first stage × request length
+	1.64702,      // name length (log)
+	2.59448,      // description length (log)
+	1.21174,      // parameters length (log)
+	0.211536,     // plain BM25 × request missed
+	0.219379,     // first stage × request missed
+	-0.619762,    // first stage (of best) − request's best
+	-1.08081,     // first stage (log) − request's best
+	-0.14591,     // coverage: name − request's best
+	-0.000229485, // coverage: label − request's best
+	-0.00209096,  // coverage: source − request's best
+	-0.194127,    // coverage: description − request's best
+	-0.250986,    // coverage: parameters − request's best
+	-0.280422,    // coverage: any field − request's best
+	-0.184241,    // coverage: words − request's best
+	-0.279111,    // match: word − request's best
+	-0.0690599,   // match: synonym − request's best
+	-0.0469077,   // match: prefix − request's best
+	-0.0328301,   // match: typo fix − request's best
+	-0.359771,    // name words named − request's best
+	-0.109445,    // whole name named − request's best
+	-0.0889221,   // written as in name − request's best
+	-0.122652,    // written as in text − request's best
+	-0.35344,     // action − request's best
+	-0.977271,    // hints − request's best
+	0.0,          // adjacent pairs − request's best
+	-0.631691,    // plain BM25 (of best) − request's best
+	-1.1017,      // plain BM25 (log) − request's best
+	-0.862875,    // plain BM25 rank (1/(1+r)) − request's best
+	-0.862875,    // first stage rank (1/(1+r)) − request's best
+	-1.65804,     // plain BM25 × request length − request's best
+	-1.60959,     // first stage × request length − request's best
+}
+
+var learnedStd = [numFeatures]float32{
+	0.237622,   // first stage (of best)
+	0.549753,   // first stage (log)
+	0.0759404,  // coverage: name
+	0.00119476, // coverage: label
+	0.00716327, // coverage: source
+	0.093442,   // coverage: description
+	0.101871,   // coverage: parameters
+	0.119133,   // coverage: any field
+	0.0888578,  // coverage: words
+	0.112825,   // match: word
+	0.0590525,  // match: synonym
+	0.0289953,  // match: prefix
+	0.0285608,  // match: typo fix
+	0.185316,   // name words named
+	0.0965123,  // whole name named
+	0.0489169,  // written as in name
+	0.0668953,  // written as in text
+	0.366026,   // action
+	0.553632,   // hints
 	0.0,        // adjacent pairs
-	0.419455,   // plain BM25 (of best)
-	0.105658,   // plain BM25 (log)
-	-1.06302,   // name length (log)
-	-0.332098,  // description length (log)
-	0.0,        // parameters length (log)
-	-0.090408,  // long request × first stage (of best)
-	-0.0692398, // long request × first stage (log)
-	-0.298112,  // long request × coverage: name
-	0.0,        // long request × coverage: label
-	3.33493,    // long request × coverage: source
-	0.0,        // long request × coverage: description
-	0.0,        // long request × coverage: parameters
-	0.0,        // long request × coverage: any field
-	0.249589,   // long request × coverage: words
-	0.0,        // long request × match: word
-	0.317915,   // long request × match: synonym
-	-1.5603,    // long request × match: prefix
-	-2.22133,   // long request × match: typo fix
-	0.0,        // long request × name words named
-	1.24284,    // long request × whole name named
-	4.63573,    // long request × written as in name
-	0.0,        // long request × written as in text
-	0.0,        // long request × action
-	0.179758,   // long request × hints
-	0.0,        // long request × adjacent pairs
-	0.293619,   // long request × plain BM25 (of best)
-	-0.0264146, // long request × plain BM25 (log)
+	0.248208,   // plain BM25 (of best)
+	0.69582,    // plain BM25 (log)
+	0.193282,   // plain BM25 rank (1/(1+r))
+	0.193282,   // first stage rank (1/(1+r))
+	0.656661,   // plain BM25 × request length
+	0.659378,   // first stage × request length
+	0.427041,   // name length (log)
+	0.590049,   // description length (log)
+	1.40181,    // parameters length (log)
+	0.16742,    // plain BM25 × request missed
+	0.160033,   // first stage × request missed
+	0.237622,   // first stage (of best) − request's best
+	0.644507,   // first stage (log) − request's best
+	0.105657,   // coverage: name − request's best
+	0.00585526, // coverage: label − request's best
+	0.0146505,  // coverage: source − request's best
+	0.140244,   // coverage: description − request's best
+	0.204052,   // coverage: parameters − request's best
+	0.183026,   // coverage: any field − request's best
+	0.140477,   // coverage: words − request's best
+	0.183314,   // match: word − request's best
+	0.0833337,  // match: synonym − request's best
+	0.0710624,  // match: prefix − request's best
+	0.0702974,  // match: typo fix − request's best
+	0.236288,   // name words named − request's best
+	0.312197,   // whole name named − request's best
+	0.0679965,  // written as in name − request's best
+	0.0983562,  // written as in text − request's best
+	0.478038,   // action − request's best
+	1.2065,     // hints − request's best
+	0.0,        // adjacent pairs − request's best
+	0.24824,    // plain BM25 (of best) − request's best
+	0.692411,   // plain BM25 (log) − request's best
+	0.193282,   // plain BM25 rank (1/(1+r)) − request's best
+	0.193282,   // first stage rank (1/(1+r)) − request's best
+	0.69005,    // plain BM25 × request length − request's best
+	0.617272,   // first stage × request length − request's best
+}
+
+var learnedTerseZWeights = [numFeatures]float32{
+	2.59176,     // first stage (of best)
+	-0.158679,   // first stage (log)
+	-0.116992,   // coverage: name
+	-0.00913977, // coverage: label
+	0.142405,    // coverage: source
+	-0.0242036,  // coverage: description
+	0.180146,    // coverage: parameters
+	0.015398,    // coverage: any field
+	0.133066,    // coverage: words
+	-0.0242343,  // match: word
+	0.0526738,   // match: synonym
+	0.0238112,   // match: prefix
+	-0.00228219, // match: typo fix
+	0.176398,    // name words named
+	0.0352502,   // whole name named
+	0.086517,    // written as in name
+	0.127415,    // written as in text
+	0.0,         // action
+	0.0900467,   // hints
+	0.0,         // adjacent pairs
+	0.0432181,   // plain BM25 (of best)
+	0.0991305,   // plain BM25 (log)
+	0.00778305,  // plain BM25 rank (1/(1+r))
+	-0.0323332,  // first stage rank (1/(1+r))
+	0.0786773,   // plain BM25 × request length
+	-0.404859,   // first stage × request length
+	-0.129008,   // name length (log)
+	-0.077324,   // description length (log)
+	-0.010872,   // parameters length (log)
+	0.00375027,  // plain BM25 × request missed
+	-0.29814,    // first stage × request missed
+	-0.408241,   // first stage (of best) − request's best
+	-0.128882,   // first stage (log) − request's best
+	-0.0850917,  // coverage: name − request's best
+	-0.00246977, // coverage: label − request's best
+	0.108724,    // coverage: source − request's best
+	-0.0180714,  // coverage: description − request's best
+	0.116553,    // coverage: parameters − request's best
+	0.0126824,   // coverage: any field − request's best
+	0.104213,    // coverage: words − request's best
+	-0.0190141,  // match: word − request's best
+	0.0390461,   // match: synonym − request's best
+	0.0104269,   // match: prefix − request's best
+	-0.00100323, // match: typo fix − request's best
+	0.129061,    // name words named − request's best
+	0.00985266,  // whole name named − request's best
+	0.0575883,   // written as in name − request's best
+	0.0886639,   // written as in text − request's best
+	0.0,         // action − request's best
+	0.049497,    // hints − request's best
+	0.0,         // adjacent pairs − request's best
+	0.043159,    // plain BM25 (of best) − request's best
+	0.0959117,   // plain BM25 (log) − request's best
+	0.00778303,  // plain BM25 rank (1/(1+r)) − request's best
+	-0.0323332,  // first stage rank (1/(1+r)) − request's best
+	0.0769362,   // plain BM25 × request length − request's best
+	-0.391954,   // first stage × request length − request's best
+}
+
+var learnedTerseMean = [numFeatures]float32{
+	0.286508,   // first stage (of best)
+	1.91662,    // first stage (log)
+	0.105427,   // coverage: name
+	0.00177393, // coverage: label
+	0.010428,   // coverage: source
+	0.203245,   // coverage: description
+	0.0888259,  // coverage: parameters
+	0.286494,   // coverage: any field
+	0.246588,   // coverage: words
+	0.213316,   // match: word
+	0.0529395,  // match: synonym
+	0.0125342,  // match: prefix
+	0.00770421, // match: typo fix
+	0.138264,   // name words named
+	0.0117515,  // whole name named
+	0.0582655,  // written as in name
+	0.115612,   // written as in text
+	0.0,        // action
+	0.256862,   // hints
+	0.0,        // adjacent pairs
+	0.368942,   // plain BM25 (of best)
+	1.32458,    // plain BM25 (log)
+	0.153424,   // plain BM25 rank (1/(1+r))
+	0.153424,   // first stage rank (1/(1+r))
+	0.637255,   // plain BM25 × request length
+	0.496501,   // first stage × request length
+	1.40826,    // name length (log)
+	2.41054,    // description length (log)
+	1.38096,    // parameters length (log)
+	0.130457,   // plain BM25 × request missed
+	0.112041,   // first stage × request missed
+	-0.713492,  // first stage (of best) − request's best
+	-1.53604,   // first stage (log) − request's best
+	-0.280466,  // coverage: name − request's best
+	-0.0282652, // coverage: label − request's best
+	-0.0224226, // coverage: source − request's best
+	-0.359363,  // coverage: description − request's best
+	-0.249499,  // coverage: parameters − request's best
+	-0.380373,  // coverage: any field − request's best
+	-0.258883,  // coverage: words − request's best
+	-0.400403,  // match: word − request's best
+	-0.130121,  // match: synonym − request's best
+	-0.0864738, // match: prefix − request's best
+	-0.0404498, // match: typo fix − request's best
+	-0.394941,  // name words named − request's best
+	-0.181651,  // whole name named − request's best
+	-0.184346,  // written as in name − request's best
+	-0.254512,  // written as in text − request's best
+	0.0,        // action − request's best
+	-0.728194,  // hints − request's best
+	0.0,        // adjacent pairs − request's best
+	-0.630157,  // plain BM25 (of best) − request's best
+	-1.11451,   // plain BM25 (log) − request's best
+	-0.846576,  // plain BM25 rank (1/(1+r)) − request's best
+	-0.846576,  // first stage rank (1/(1+r)) − request's best
+	-1.08708,   // plain BM25 × request length − request's best
+	-1.22895,   // first stage × request length − request's best
+}
+
+var learnedTerseStd = [numFeatures]float32{
+	0.26781,   // first stage (of best)
+	0.739585,  // first stage (log)
+	0.161413,  // coverage: name
+	0.0236361, // coverage: label
+	0.0571661, // coverage: source
+	0.187981,  // coverage: description
+	0.163497,  // coverage: parameters
+	0.210382,  // coverage: any field
+	0.165498,  // coverage: words
+	0.208232,  // match: word
+	0.129919,  // match: synonym
+	0.0655736, // match: prefix
+	0.0520945, // match: typo fix
+	0.201496,  // name words named
+	0.107766,  // whole name named
+	0.113267,  // written as in name
+	0.149158,  // written as in text
+	0.0,       // action
+	0.603821,  // hints
+	0.0,       // adjacent pairs
+	0.293251,  // plain BM25 (of best)
+	0.773869,  // plain BM25 (log)
+	0.207975,  // plain BM25 rank (1/(1+r))
+	0.207975,  // first stage rank (1/(1+r))
+	0.515259,  // plain BM25 × request length
+	0.470681,  // first stage × request length
+	0.432338,  // name length (log)
+	0.523084,  // description length (log)
+	1.43187,   // parameters length (log)
+	0.156077,  // plain BM25 × request missed
+	0.141495,  // first stage × request missed
+	0.26781,   // first stage (of best) − request's best
+	0.910577,  // first stage (log) − request's best
+	0.221925,  // coverage: name − request's best
+	0.0874692, // coverage: label − request's best
+	0.0748751, // coverage: source − request's best
+	0.251768,  // coverage: description − request's best
+	0.252704,  // coverage: parameters − request's best
+	0.255431,  // coverage: any field − request's best
+	0.211317,  // coverage: words − request's best
+	0.265401,  // match: word − request's best
+	0.175263,  // match: synonym − request's best
+	0.149747,  // match: prefix − request's best
+	0.118507,  // match: typo fix − request's best
+	0.275401,  // name words named − request's best
+	0.385557,  // whole name named − request's best
+	0.170166,  // written as in name − request's best
+	0.214348,  // written as in text − request's best
+	0.0,       // action − request's best
+	1.09849,   // hints − request's best
+	0.0,       // adjacent pairs − request's best
+	0.293652,  // plain BM25 (of best) − request's best
+	0.79984,   // plain BM25 (log) − request's best
+	0.207975,  // plain BM25 rank (1/(1+r)) − request's best
+	0.207975,  // first stage rank (1/(1+r)) − request's best
+	0.526919,  // plain BM25 × request length − request's best
+	0.486177,  // first stage × request length − request's best
 }

@@ -11,7 +11,7 @@ import (
 // that a per-posting sum cannot carry (how much of the request each field covers, how much of the tool's name
 // the request names, a plain BM25 view of the same words). The trainer (internal/learn) learns from the same
 // depth.
-const rerankDepth = 50
+const rerankDepth = 30
 
 // The features of one (request, tool) pair. Coverage features are shares of the request's content words, each
 // word weighted by its idf (its best expansion's): a tool matching the request's distinctive words scores more
@@ -40,19 +40,27 @@ const (
 	featPairs              // what two adjacent words of the request found side by side in the tool add
 	featBM25               // a plain BM25 over the tool's whole text (stems, k1 1.2, b 0.75), over the best of the request
 	featBM25Log            // log(1 + that BM25)
+	featBM25Rank           // 1 / (1 + the tool's rank by plain BM25 among the first rerankDepth)
+	featFirstRank          // 1 / (1 + its rank by the first stage)
+	featBM25Words          // plain BM25 (of best) × log(1 + the request's content words)
+	featFirstWords         // first stage (of best) × log(1 + the request's content words)
 	numQueryToolFeatures
 )
 
 // Tool-side features, after the pair's own.
 const (
-	featNameLen   = numQueryToolFeatures + iota // log(1 + words in the tool's name)
-	featDescLen                                 // log(1 + words in its description)
-	featParamsLen                               // log(1 + words of its parameters)
+	featNameLen    = numQueryToolFeatures + iota // log(1 + words in the tool's name)
+	featDescLen                                  // log(1 + words in its description)
+	featParamsLen                                // log(1 + words of its parameters)
+	featBM25Vague                                // plain BM25 (of best) × the share of the request its best candidate misses
+	featFirstVague                               // first stage (of best) × that share
 	numBaseFeatures
 )
 
-// numFeatures: the base features, then each pair feature again for a long request only (its value when the
-// request has more than longRequestWords content words, else 0), so that a long request weighs them its own way.
+// numFeatures: the base features, then each pair feature again relative to the request: its value minus the
+// best value any of the first rerankDepth candidates has. A raw value means different things in a catalog of
+// terse tools and in one of wordy tools; how far a tool is behind the request's best candidate means the same in
+// both, so a weight learned on some catalogs transfers better to another.
 const numFeatures = numBaseFeatures + numQueryToolFeatures
 
 // featureNames names every feature, for Explain and the trainer's generated file.
@@ -65,18 +73,42 @@ var featureNames = func() [numFeatures]string {
 		featPrefix: "match: prefix", featTypo: "match: typo fix", featNameCover: "name words named",
 		featNameAll: "whole name named", featNameSurface: "written as in name", featTextSurface: "written as in text",
 		featAction: "action", featHints: "hints", featPairs: "adjacent pairs", featBM25: "plain BM25 (of best)",
-		featBM25Log: "plain BM25 (log)", featNameLen: "name length (log)", featDescLen: "description length (log)",
-		featParamsLen: "parameters length (log)",
+		featBM25Log: "plain BM25 (log)", featBM25Rank: "plain BM25 rank (1/(1+r))", featFirstRank: "first stage rank (1/(1+r))",
+		featBM25Words: "plain BM25 × request length", featFirstWords: "first stage × request length", featNameLen: "name length (log)", featDescLen: "description length (log)",
+		featParamsLen: "parameters length (log)", featBM25Vague: "plain BM25 × request missed",
+		featFirstVague: "first stage × request missed",
 	}
 	var out [numFeatures]string
 	copy(out[:], base[:])
 	for i := range numQueryToolFeatures {
-		out[numBaseFeatures+i] = "long request × " + base[i]
+		out[numBaseFeatures+i] = base[i] + " − request's best"
 	}
 	return out
 }()
 
 type features [numFeatures]float32
+
+// unstandardise turns the model's weights on standardised features (each feature minus its mean over the
+// training candidates, over its standard deviation) into weights on the raw features: the mean only shifts every
+// candidate of a request by the same amount, which orders nothing, so it drops out.
+// learnedDefault is the model of a class of requests by default: the trainer re-ranks a class only when its
+// held-out figures are at least the first stage's on every set (use); otherwise nil, the first stage's order.
+func learnedDefault(use bool, z, std *[numFeatures]float32) *[numFeatures]float32 {
+	if !use {
+		return nil
+	}
+	return unstandardise(z, std)
+}
+
+func unstandardise(z, std *[numFeatures]float32) *[numFeatures]float32 {
+	var w [numFeatures]float32
+	for i := range w {
+		if std[i] > 0 {
+			w[i] = z[i] / std[i]
+		}
+	}
+	return &w
+}
 
 // learnedScore is the model's score: the features times the learned weights.
 func learnedScore(x *features, w *[numFeatures]float32) float32 {
@@ -174,6 +206,7 @@ func (ix *index) candidates(pq *parsedQuery, first []scored) []candidate {
 			bestBM25 = max(bestBM25, f[i][featBM25])
 		}
 	}
+	var top [numQueryToolFeatures]float32 // each pair feature's best over the first rerankDepth
 	for i, o := range order {
 		r := first[o]
 		c := candidate{scored: r, first: r.score, x: f[i]}
@@ -181,10 +214,50 @@ func (ix *index) candidates(pq *parsedQuery, first []scored) []candidate {
 		c.x[featFirstLog] = float32(math.Log1p(float64(r.score)))
 		c.x[featBM25Log] = float32(math.Log1p(float64(c.x[featBM25])))
 		c.x[featBM25] = ratio(c.x[featBM25], bestBM25)
-		if pq.long {
-			copy(c.x[numBaseFeatures:], c.x[:numQueryToolFeatures])
-		}
 		out[o] = c
+	}
+	// Ranks by plain BM25 among the first rerankDepth (by first-stage order on ties), and length interactions.
+	var content int
+	for gi := range pq.groups {
+		if !pq.groups[gi].hint && !pq.groups[gi].pair {
+			content++
+		}
+	}
+	words := float32(math.Log1p(float64(content)))
+	depth := min(len(out), rerankDepth)
+	for o := range out {
+		x := &out[o].x
+		x[featFirstRank] = 1 / float32(1+o)
+		x[featBM25Words] = x[featBM25] * words
+		x[featFirstWords] = x[featFirst] * words
+		if o >= depth {
+			continue
+		}
+		r := 0
+		for p := range depth {
+			if y := out[p].x[featBM25]; y > x[featBM25] || y == x[featBM25] && p < o {
+				r++
+			}
+		}
+		x[featBM25Rank] = 1 / float32(1+r)
+	}
+	for o := range depth {
+		for fi := range top {
+			if o == 0 || out[o].x[fi] > top[fi] {
+				top[fi] = out[o].x[fi]
+			}
+		}
+	}
+	// A request whose best candidate misses much of it (a scene more than a need) may want the words weighed
+	// another way than one a tool covers: the model can tell them apart by these.
+	missed := 1 - top[featCovAll]
+	for o := range out {
+		x := &out[o].x
+		for fi := range top {
+			x[numBaseFeatures+fi] = x[fi] - top[fi]
+		}
+		x[featBM25Vague] = x[featBM25] * missed
+		x[featFirstVague] = x[featFirst] * missed
 	}
 	return out
 }

@@ -128,15 +128,25 @@ func (ix *index) search(q string, limit int) []scored {
 }
 
 // ranked is search's ranking with every candidate's features: the first stage's best max(limit, rerankDepth)
-// tools, re-scored. Only a long request is re-scored: a terse query (and any query when the configuration has no
-// model) gets no candidates, and ranks by the first stage alone.
+// tools, re-scored. A request of a class the configuration has no model for (by default, see learnedLong and
+// learnedTerse) gets no candidates, and ranks by the first stage alone.
 func (ix *index) ranked(q string, limit int) (parsedQuery, []candidate) {
 	pq := ix.parseQuery(q)
-	if limit <= 0 || ix.cfg.weights == nil || !pq.long {
+	w := ix.learnedFor(&pq)
+	if limit <= 0 || w == nil {
 		return pq, nil
 	}
 	first := ix.firstStage(&pq, max(limit, rerankDepth))
-	return pq, ix.rerank(&pq, first, ix.cfg.weights)
+	return pq, ix.rerank(&pq, first, w)
+}
+
+// learnedFor is the learned model that re-scores the request's class (long or terse), or nil: the first stage's
+// order.
+func (ix *index) learnedFor(pq *parsedQuery) *[numFeatures]float32 {
+	if pq.long {
+		return ix.cfg.weights
+	}
+	return ix.cfg.terseWeights
 }
 
 // firstStage ranks the tools for a parsed query with BM25F and the coverage and action factors, and returns at

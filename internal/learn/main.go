@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,10 +41,18 @@ func main() {
 	corpora := flag.String("corpora", filepath.Join(root, "..", "shared", "corpora"), "the directory holding toollens_train/")
 	out := flag.String("out", filepath.Join(root, "catalog", "learned_weights.go"), "the generated Go file; empty: write nothing")
 	every := flag.Int("toollens-every", 4, "train on every n-th ToolLens query (all are evaluated)")
-	rounds := flag.Int("rounds", 6, "rounds of coordinate ascent (each tries every feature)")
-	loo := flag.Bool("loo", true, "report leave-one-dataset-out figures")
+	lambdas := flag.String("lambdas", "0.003,0.03,0.3", "the regularisation strengths tried; leave-one-dataset-out picks one per class")
+	iters := flag.Int("iters", 150, "gradient steps per fit")
 	flag.Parse()
 
+	var grid []float64
+	for _, f := range strings.Split(*lambdas, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 {
+			fail(fmt.Errorf("-lambdas: %q is not a non-negative number", f))
+		}
+		grid = append(grid, v)
+	}
 	sets, err := loadSets(root, *corpora)
 	if err != nil {
 		fail(err)
@@ -58,29 +67,68 @@ func main() {
 		data = append(data, d)
 		fmt.Fprintf(os.Stderr, "%s: %d tools, %d queries (%s)\n", s.Name, d.tools, len(s.Queries), time.Since(start).Round(time.Millisecond))
 	}
-	opt := trainOptions{rounds: *rounds, toollensEvery: *every}
 
-	fmt.Printf("%-18s %-26s %6s %6s %6s %6s\n", "set", "ranking", "hit@1", "hit@5", "all@5", "MRR@10")
-	final := train(data, "", opt)
-	for _, d := range data {
-		row := func(name string, m devset.Metrics) {
-			fmt.Printf("%-18s %-26s %6.3f %6.3f %6.3f %6.3f\n", d.set.Name, name, m.Hit1, m.Hit5, m.All5, m.MRR)
+	// Per class of request: for each strength, every training set's figures from the model trained on the
+	// others; the strength with the best mean of held-out hit@1 over the sets wins, and the class is re-ranked
+	// by default only when its held-out hit@1 is at least the first stage's on every set.
+	finals := map[bool]model{}
+	use := map[bool]bool{}
+	for _, terse := range []bool{false, true} {
+		class := "long"
+		if terse {
+			class = "terse"
 		}
-		row("plain BM25", d.bm25)
-		row("first stage (before)", d.evaluate(nil))
-		if d.train && *loo {
-			row("learned, held out (LOO)", d.evaluate(train(data, d.set.Name, opt)))
+		bestMean, bestLambda := math.Inf(-1), grid[0]
+		var bestLOO map[string]devset.Metrics
+		for _, lambda := range grid {
+			opt := trainOptions{toollensEvery: *every, lambda: lambda, iters: *iters, terse: terse}
+			loo := map[string]devset.Metrics{}
+			var sum float64
+			var n int
+			for _, d := range data {
+				if !d.train {
+					continue
+				}
+				m := d.evaluate(train(data, d.set.Name, opt).raw(), terse)
+				loo[d.set.Name] = m
+				sum += m.Hit1
+				n++
+			}
+			fmt.Fprintf(os.Stderr, "%s requests, lambda %g: mean held-out hit@1 %.4f (%s)\n", class, lambda, sum/float64(n), time.Since(start).Round(time.Millisecond))
+			if sum/float64(n) > bestMean+1e-9 {
+				bestMean, bestLambda, bestLOO = sum/float64(n), lambda, loo
+			}
 		}
-		label := "learned, trained on"
-		if !d.train {
-			label = "learned, never trained on"
+		final := train(data, "", trainOptions{toollensEvery: *every, lambda: bestLambda, iters: *iters, terse: terse})
+		finals[terse] = final
+		use[terse] = true
+		fmt.Printf("\n%s requests re-ranked (lambda %g, chosen by mean held-out hit@1)\n", class, bestLambda)
+		fmt.Printf("%-18s %-26s %6s %6s %6s %6s\n", "set", "ranking", "hit@1", "hit@5", "all@5", "MRR@10")
+		for _, d := range data {
+			row := func(name string, m devset.Metrics) {
+				fmt.Printf("%-18s %-26s %6.3f %6.3f %6.3f %6.3f\n", d.set.Name, name, m.Hit1, m.Hit5, m.All5, m.MRR)
+			}
+			today := d.evaluate(nil, terse)
+			row("plain BM25", d.bm25)
+			row("first stage (today)", today)
+			held := d.evaluate(final.raw(), terse) // a set never trained on is held out from the final model
+			if d.train {
+				held = bestLOO[d.set.Name]
+				row("learned, held out (LOO)", held)
+				row("learned, trained on", d.evaluate(final.raw(), terse))
+			} else {
+				row("learned, never trained on", held)
+			}
+			if held.Hit1 < today.Hit1 {
+				use[terse] = false
+			}
 		}
-		row(label, d.evaluate(final))
+		fmt.Printf("%s requests: learned ranking by default: %v\n", class, use[terse])
 	}
 	if *out == "" {
 		return
 	}
-	src, err := generate(final, data)
+	src, err := generate(finals, use, data)
 	if err != nil {
 		fail(err)
 	}
@@ -183,13 +231,14 @@ func prepare(s set) (*setData, error) {
 	return d, nil
 }
 
-// evaluate scores the set ranked by the model w (nil: the first stage's order).
-func (d *setData) evaluate(w []float32) devset.Metrics {
+// evaluate scores the set with the requests of one class (terse, or long) ranked by the model w, the others by
+// the first stage (nil: every request by the first stage).
+func (d *setData) evaluate(w []float32, terse bool) devset.Metrics {
 	i := 0
 	m, _ := devset.Score(d.Queries, func(string) []int {
 		cands := append([]ltr.Candidate(nil), d.cands[i]...)
 		i++
-		if w != nil && d.long[i-1] {
+		if w != nil && d.long[i-1] != terse {
 			d.order.Order(cands, w)
 		}
 		out := make([]int, 0, 10)
@@ -202,211 +251,217 @@ func (d *setData) evaluate(w []float32) devset.Metrics {
 }
 
 type trainOptions struct {
-	rounds        int
 	toollensEvery int
+	lambda        float64 // the L2 pull toward the first stage's own ranking
+	iters         int     // gradient steps
+	terse         bool    // learn from terse requests, not long ones
 }
 
-// query is one training request: its candidates' features (each scaled by its spread over the training
-// candidates) and which of them meet a need.
+// firstPrior is the model before any learning, on standardised features: the first stage's score over the best
+// one alone, the ranking before the learned one. Regularisation pulls toward it, not toward zero, so a strong pull
+// gives back the first stage's order and a weak one lets the data move away from it.
+const firstPrior = 3
+
+// query is one training request: its candidates' standardised features and the share of the target each gets
+// (1/gold for a candidate meeting a need, else 0), and its weight in the loss.
 type query struct {
-	x     [][]float64 // by candidate
-	first []float64   // the first stage's scores, for ties
-	pos   []bool
-	set   int
+	x      [][]float64
+	target []float64
+	weight float64
 }
 
-// train fits the model on every training set but leave, and returns its weights on the raw features. It is a
-// coordinate ascent on the training sets' mean of (hit@1 + MRR@10) / 2, each set weighing the same, from the
-// first stage's own ranking (all weight on its score): a step is kept only when it raises that mean, so the
-// model never ranks the sets it learns from worse than the first stage did. The score is linear, so a step on
-// one weight moves each candidate's score by step × its feature and costs one pass over the candidates.
-func train(data []*setData, leave string, opt trainOptions) []float32 {
+// model is a fitted model: its weights on standardised features, and the training candidates' mean and
+// standard deviation of each feature.
+type model struct {
+	z, mean, std []float64
+}
+
+// raw is the model as weights on the raw features, as the catalog scores with them.
+func (m model) raw() []float32 {
+	out := make([]float32, len(m.z))
+	for i := range m.z {
+		if m.std[i] > 0 {
+			out[i] = float32(m.z[i] / m.std[i])
+		}
+	}
+	return out
+}
+
+// train fits the model on every training set but leave, on the requests of one class (long, or terse with
+// opt.terse). The loss is listwise: softmax cross-entropy of each request's candidates (the first stage's best
+// Depth) against its gold tools, each training set weighing the same in all, plus lambda/2 times the squared
+// distance of the weights from firstPrior's. Features are standardised on the training candidates. Plain
+// gradient descent, with the step halved when it raises the loss and grown a little when it does not: the loss
+// is convex, and everything is deterministic.
+func train(data []*setData, leave string, opt trainOptions) model {
 	nf := len(ltr.FeatureNames)
-	var qs []query
+	type raw struct {
+		x      [][]float32
+		target []float64
+		set    int
+	}
+	var rs []raw
 	var sizes []int
-	var fixed []float64 // per set, what its terse queries score: the first stage's
 	for _, d := range data {
 		if !d.train || d.set.Name == leave {
 			continue
 		}
 		si := len(sizes)
 		sizes = append(sizes, 0)
-		fixed = append(fixed, 0)
 		for qi, q := range d.Queries {
 			if d.set.Name == "toollens-train" && opt.toollensEvery > 1 && qi%opt.toollensEvery != 0 {
 				continue
 			}
-			sizes[si]++ // a terse query counts in its set's mean, but nothing the model does changes it
-			if !d.long[qi] {
-				fixed[si] += firstStageCredit(d.cands[qi], q)
+			if d.long[qi] == opt.terse {
 				continue
 			}
 			cands := d.cands[qi]
-			tq := query{set: si}
-			for _, c := range cands {
-				meets := false
+			r := raw{set: si, target: make([]float64, len(cands))}
+			gold := 0
+			for c, cd := range cands {
+				r.x = append(r.x, cd.X)
 				for _, nd := range q.Needs {
 					for _, t := range nd.Tools {
-						meets = meets || t == c.Doc
+						if t == cd.Doc && r.target[c] == 0 {
+							r.target[c] = 1
+							gold++
+						}
 					}
 				}
-				x := make([]float64, nf)
-				for i, v := range c.X {
-					x[i] = float64(v)
-				}
-				tq.x = append(tq.x, x)
-				tq.first = append(tq.first, float64(c.First))
-				tq.pos = append(tq.pos, meets)
 			}
-			qs = append(qs, tq)
+			if gold == 0 || gold == len(cands) {
+				continue // nothing to order
+			}
+			for c := range r.target {
+				r.target[c] /= float64(gold)
+			}
+			sizes[si]++
+			rs = append(rs, r)
 		}
 	}
-	if len(qs) == 0 { // nothing to learn from: the first stage's order
-		out := make([]float32, nf)
-		out[0] = 1
-		return out
+	m := model{z: make([]float64, nf), mean: make([]float64, nf), std: make([]float64, nf)}
+	m.z[0], m.std[0] = 1, 1
+	if len(rs) == 0 { // nothing to learn from: the first stage's order
+		return m
 	}
-	// Scale every feature by its spread, so that one set of step sizes suits all.
-	scale := make([]float64, nf)
+	m.std[0] = 0
 	var count float64
-	mean := make([]float64, nf)
-	for _, q := range qs {
-		for _, x := range q.x {
+	for _, r := range rs {
+		for _, x := range r.x {
 			for i, v := range x {
-				mean[i] += v
+				m.mean[i] += float64(v)
 			}
 			count++
 		}
 	}
-	for i := range mean {
-		mean[i] /= max(count, 1)
+	for i := range m.mean {
+		m.mean[i] /= count
 	}
-	for _, q := range qs {
-		for _, x := range q.x {
+	for _, r := range rs {
+		for _, x := range r.x {
 			for i, v := range x {
-				scale[i] += (v - mean[i]) * (v - mean[i])
+				m.std[i] += (float64(v) - m.mean[i]) * (float64(v) - m.mean[i])
 			}
 		}
 	}
-	for i := range scale {
-		if sd := math.Sqrt(scale[i] / max(count, 1)); sd > 1e-9 {
-			scale[i] = 1 / sd
+	for i := range m.std {
+		if sd := math.Sqrt(m.std[i] / count); sd > 1e-6 {
+			m.std[i] = sd
 		} else {
-			scale[i] = 0
+			m.std[i] = 0
 		}
 	}
-	for _, q := range qs {
-		for _, x := range q.x {
-			for i := range x {
-				x[i] *= scale[i]
-			}
-		}
-	}
-	w := make([]float64, nf)
-	firstFeature := 0 // the first stage's score over the best's: the ranking before the learned one
-	w[firstFeature] = 1
-	scores := make([][]float64, len(qs))
-	for qi, q := range qs {
-		scores[qi] = make([]float64, len(q.x))
-		for c, x := range q.x {
+	qs := make([]query, len(rs))
+	for qi, r := range rs {
+		q := query{target: r.target, weight: 1 / float64(sizes[r.set]) / float64(len(sizes))}
+		for _, x := range r.x {
+			z := make([]float64, nf)
 			for i, v := range x {
-				scores[qi][c] += w[i] * v
-			}
-		}
-	}
-	objective := func(feature int, step float64) float64 {
-		per := append([]float64(nil), fixed...)
-		for qi, q := range qs {
-			s := scores[qi]
-			best := -1
-			for c := range q.x {
-				if q.pos[c] && (best < 0 || s[c]+step*q.x[c][feature] > s[best]+step*q.x[best][feature]) {
-					best = c
+				if m.std[i] > 0 {
+					z[i] = (float64(v) - m.mean[i]) / m.std[i]
 				}
 			}
-			if best < 0 {
-				continue
-			}
-			bs := s[best] + step*q.x[best][feature]
-			rank := 1
-			for c := range q.x {
-				v := s[c] + step*q.x[c][feature]
-				if !q.pos[c] && (v > bs || v == bs && q.first[c] > q.first[best]) {
-					rank++
-				}
-			}
-			if rank == 1 {
-				per[q.set] += 1
-			}
-			if rank <= 10 {
-				per[q.set] += 1 / float64(rank)
-			}
+			q.x = append(q.x, z)
 		}
-		var sum float64
-		for i, n := range sizes {
-			sum += per[i] / 2 / float64(max(n, 1))
-		}
-		return sum / float64(max(len(sizes), 1))
+		qs[qi] = q
 	}
-	cur := objective(0, 0)
-	steps := []float64{0.5, -0.5, 0.2, -0.2, 0.1, -0.1, 0.05, -0.05, 0.02, -0.02}
-	for round := 0; round < opt.rounds; round++ {
-		improved := false
-		for f := 0; f < nf; f++ {
-			if scale[f] == 0 {
-				continue
-			}
-			bestStep, bestObj := 0.0, cur
-			for _, st := range steps {
-				if o := objective(f, st); o > bestObj+1e-6 {
-					bestStep, bestObj = st, o
-				}
-			}
-			if bestStep == 0 {
-				continue
-			}
-			w[f] += bestStep
-			for qi, q := range qs {
-				for c := range q.x {
-					scores[qi][c] += bestStep * q.x[c][f]
-				}
-			}
-			cur, improved = bestObj, true
-		}
-		if !improved {
-			break
-		}
+	prior := make([]float64, nf)
+	if m.std[0] > 0 {
+		prior[0] = firstPrior
 	}
-	out := make([]float32, nf)
-	for i := range w {
-		out[i] = float32(w[i] * scale[i])
-	}
-	return out
-}
-
-// firstStageCredit is hit@1 + reciprocal rank (to 10) of the first stage's order of cands, as objective counts.
-func firstStageCredit(cands []ltr.Candidate, q devset.Query) float64 {
-	for r, c := range cands[:min(10, len(cands))] {
-		for _, nd := range q.Needs {
-			for _, t := range nd.Tools {
-				if t == c.Doc {
-					if r == 0 {
-						return 2
+	lossGrad := func(w []float64, grad []float64) float64 {
+		for i := range grad {
+			grad[i] = opt.lambda * (w[i] - prior[i])
+		}
+		var loss float64
+		for i := range w {
+			loss += opt.lambda / 2 * (w[i] - prior[i]) * (w[i] - prior[i])
+		}
+		s := make([]float64, 0, 64)
+		for _, q := range qs {
+			s = s[:0]
+			top := math.Inf(-1)
+			for _, x := range q.x {
+				var v float64
+				for i, xi := range x {
+					v += w[i] * xi
+				}
+				s = append(s, v)
+				top = max(top, v)
+			}
+			var sum float64
+			for c := range s {
+				s[c] = math.Exp(s[c] - top)
+				sum += s[c]
+			}
+			for c, x := range q.x {
+				p := s[c] / sum
+				if q.target[c] > 0 {
+					loss -= q.weight * q.target[c] * math.Log(max(p, 1e-300))
+				}
+				if g := q.weight * (p - q.target[c]); g != 0 {
+					for i, xi := range x {
+						grad[i] += g * xi
 					}
-					return 1 / float64(r+1)
 				}
 			}
 		}
+		return loss
 	}
-	return 0
+	w := append([]float64(nil), prior...)
+	grad := make([]float64, nf)
+	next := make([]float64, nf)
+	nextGrad := make([]float64, nf)
+	loss := lossGrad(w, grad)
+	step := 1.0
+	for range opt.iters {
+		for i := range w {
+			next[i] = w[i] - step*grad[i]
+			if m.std[i] == 0 {
+				next[i] = 0
+			}
+		}
+		l := lossGrad(next, nextGrad)
+		if l > loss {
+			step /= 2
+			continue
+		}
+		w, next = next, w
+		grad, nextGrad = nextGrad, grad
+		loss = l
+		step *= 1.2
+	}
+	m.z = w
+	return m
 }
 
-// generate writes the weights as Go source.
-func generate(w []float32, data []*setData) ([]byte, error) {
+// generate writes the models as Go source.
+func generate(finals map[bool]model, use map[bool]bool, data []*setData) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by go run ./internal/learn; DO NOT EDIT.\n\n")
 	b.WriteString("package catalog\n\n")
-	b.WriteString("// learnedWeights are the learned ranking's weights, one per feature (see rerank.go), fit by internal/learn on:\n")
+	b.WriteString("// The learned ranking's models (see rerank.go), one for long requests and one for terse ones, fit by\n")
+	b.WriteString("// internal/learn on:\n")
 	for _, d := range data {
 		if d.train {
 			fmt.Fprintf(&b, "//   - %s: %s\n", d.set.Name, d.About)
@@ -418,12 +473,26 @@ func generate(w []float32, data []*setData) ([]byte, error) {
 // endpoints from OpenBMB/ToolBench (Apache-2.0), its requests were written by the COLT authors. Research data: it
 // is read from outside the repository when training, and only these weights are kept. MetaTool (MIT, Yue Huang)
 // and BFCL live (Apache-2.0, ShishirPatil/gorilla): see catalog/testdata.
-var learnedWeights = [numFeatures]float32{
+//
+// Each model is weights on standardised features (minus the training candidates' mean, over their standard
+// deviation; a feature with no spread has standard deviation 0 and no weight). learnedLong and learnedTerse: the
+// class is re-ranked by default only when the model trained without a set ranks that set at least as well as
+// the first stage did (hit@1), for every set.
 `)
-	for i, v := range w {
-		fmt.Fprintf(&b, "\t%s, // %s\n", formatFloat(v), ltr.FeatureNames[i])
+	fmt.Fprintf(&b, "const (\n\tlearnedLong = %v\n\tlearnedTerse = %v\n)\n\n", use[false], use[true])
+	write := func(name string, v []float64) {
+		fmt.Fprintf(&b, "var %s = [numFeatures]float32{\n", name)
+		for i, x := range v {
+			fmt.Fprintf(&b, "\t%s, // %s\n", formatFloat(float32(x)), ltr.FeatureNames[i])
+		}
+		b.WriteString("}\n\n")
 	}
-	b.WriteString("}\n")
+	write("learnedZWeights", finals[false].z)
+	write("learnedMean", finals[false].mean)
+	write("learnedStd", finals[false].std)
+	write("learnedTerseZWeights", finals[true].z)
+	write("learnedTerseMean", finals[true].mean)
+	write("learnedTerseStd", finals[true].std)
 	return format.Source(b.Bytes())
 }
 

@@ -51,15 +51,21 @@ func TestTrainFindsTheSignal(t *testing.T) {
 		d.cands = append(d.cands, cands)
 		d.long = append(d.long, q%2 == 0)
 	}
-	before := d.evaluate(nil)
+	before := d.evaluate(nil, false)
 	assert.Zero(t, before.Hit1)
-	w := train([]*setData{d}, "", trainOptions{rounds: 6})
+	opt := trainOptions{lambda: 0.01, iters: 100}
+	m := train([]*setData{d}, "", opt)
+	w := m.raw()
 	assert.Positive(t, w[signal])
-	after := d.evaluate(w)
+	after := d.evaluate(w, false)
 	assert.InDelta(t, 0.5, after.Hit1, 1e-9, "every long request first, no terse one")
-	assert.Equal(t, w, train([]*setData{d}, "", trainOptions{rounds: 6}), "deterministic")
+	assert.Equal(t, m, train([]*setData{d}, "", opt), "deterministic")
 	firstOnly := make([]float32, nf)
 	firstOnly[0] = 1
-	assert.Equal(t, firstOnly, train([]*setData{d}, "synthetic", trainOptions{rounds: 6}),
+	assert.Equal(t, firstOnly, train([]*setData{d}, "synthetic", opt).raw(),
 		"left out, the set teaches nothing: the first stage's order")
+	strong := train([]*setData{d}, "", trainOptions{lambda: 1e6, iters: 100})
+	assert.Zero(t, d.evaluate(strong.raw(), false).Hit1, "a strong pull keeps the first stage's order")
+	terse := train([]*setData{d}, "", trainOptions{lambda: 0.01, iters: 100, terse: true})
+	assert.InDelta(t, 0.5, d.evaluate(terse.raw(), true).Hit1, 1e-9, "a terse model re-ranks terse requests only")
 }
