@@ -43,6 +43,7 @@ func main() {
 	every := flag.Int("toollens-every", 4, "train on every n-th ToolLens query (all are evaluated)")
 	lambdas := flag.String("lambdas", "0.003,0.03,0.3", "the regularisation strengths tried; leave-one-dataset-out picks one per class")
 	iters := flag.Int("iters", 150, "gradient steps per fit")
+	pairwise := flag.Bool("pairwise", false, "fit a pairwise logistic loss instead of the listwise one")
 	flag.Parse()
 
 	var grid []float64
@@ -81,7 +82,7 @@ func main() {
 		bestMean, bestLambda := math.Inf(-1), grid[0]
 		var bestLOO map[string]devset.Metrics
 		for _, lambda := range grid {
-			opt := trainOptions{toollensEvery: *every, lambda: lambda, iters: *iters, terse: terse}
+			opt := trainOptions{toollensEvery: *every, lambda: lambda, iters: *iters, terse: terse, pairwise: *pairwise}
 			loo := map[string]devset.Metrics{}
 			var sum float64
 			var n int
@@ -99,7 +100,7 @@ func main() {
 				bestMean, bestLambda, bestLOO = sum/float64(n), lambda, loo
 			}
 		}
-		final := train(data, "", trainOptions{toollensEvery: *every, lambda: bestLambda, iters: *iters, terse: terse})
+		final := train(data, "", trainOptions{toollensEvery: *every, lambda: bestLambda, iters: *iters, terse: terse, pairwise: *pairwise})
 		finals[terse] = final
 		use[terse] = true
 		fmt.Printf("\n%s requests re-ranked (lambda %g, chosen by mean held-out hit@1)\n", class, bestLambda)
@@ -255,6 +256,7 @@ type trainOptions struct {
 	lambda        float64 // the L2 pull toward the first stage's own ranking
 	iters         int     // gradient steps
 	terse         bool    // learn from terse requests, not long ones
+	pairwise      bool    // a pairwise logistic loss (gold over each other candidate) instead of the listwise one
 }
 
 // firstPrior is the model before any learning, on standardised features: the first stage's score over the best
@@ -409,6 +411,40 @@ func train(data []*setData, leave string, opt trainOptions) model {
 				s = append(s, v)
 				top = max(top, v)
 			}
+			if opt.pairwise {
+				// RankNet: log(1 + e^-(s_gold - s_other)) for every gold and other candidate, each request's
+				// pairs weighing as one request.
+				var pairs float64
+				for c := range s {
+					if q.target[c] > 0 {
+						pairs += float64(len(s))
+					}
+				}
+				g := make([]float64, len(s))
+				for a := range s {
+					if q.target[a] == 0 {
+						continue
+					}
+					for b := range s {
+						if q.target[b] > 0 {
+							continue
+						}
+						d := s[a] - s[b]
+						loss += q.weight / pairs * softplus(-d)
+						p := q.weight / pairs / (1 + math.Exp(d))
+						g[a] -= p
+						g[b] += p
+					}
+				}
+				for c, x := range q.x {
+					if g[c] != 0 {
+						for i, xi := range x {
+							grad[i] += g[c] * xi
+						}
+					}
+				}
+				continue
+			}
 			var sum float64
 			for c := range s {
 				s[c] = math.Exp(s[c] - top)
@@ -502,4 +538,12 @@ func formatFloat(v float32) string {
 		s += ".0"
 	}
 	return s
+}
+
+// softplus is log(1 + e^x), without overflow.
+func softplus(x float64) float64 {
+	if x > 30 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
 }
