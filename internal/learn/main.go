@@ -5,14 +5,17 @@
 //
 // Training data: the ToolLens training split (read from the corpora directory, never copied into the repository),
 // and the development sets of catalog/testdata: dev, dev-fresh, metatool and bfcl-live (the halves kept here; the
-// other halves are held out), multineed-dev. multineed-holdout is never trained on. The model is linear in the
-// features of catalog/rerank.go, fit by coordinate ascent on hit@1 and MRR@10 over the first stage's best tools
-// of each request, from the first stage's own ranking, each training set weighing the same
-// in all (see train). Everything is deterministic: the same data gives the same file.
+// other halves are held out), multineed-dev. multineed-holdout is never trained on. Two models are fit, one for
+// long requests and one for terse ones, each linear in the standardised features of catalog/rerank.go over the
+// first stage's best tools of each request: listwise softmax cross-entropy (or -pairwise, RankNet), each training
+// set weighing the same, with an L2 pull toward the first stage's own ranking whose strength is chosen from
+// -lambdas by the mean leave-one-dataset-out hit@1 (see train). Everything is deterministic: the same data gives
+// the same file.
 //
 // It prints, for every set, plain BM25, the first stage alone (the ranking before the learned one), the model
 // trained on every other set (leave one dataset out: the honest figure for a set), and the final model, trained
-// on every set, labelled "trained on".
+// on every set, labelled "trained on". A class is re-ranked by default (learnedLong, learnedTerse in the
+// generated file) only when its held-out hit@1 is at least the first stage's on every set.
 package main
 
 import (
@@ -41,11 +44,15 @@ func main() {
 	corpora := flag.String("corpora", filepath.Join(root, "..", "shared", "corpora"), "the directory holding toollens_train/")
 	out := flag.String("out", filepath.Join(root, "catalog", "learned_weights.go"), "the generated Go file; empty: write nothing")
 	every := flag.Int("toollens-every", 4, "train on every n-th ToolLens query (all are evaluated)")
-	lambdas := flag.String("lambdas", "0.003,0.03,0.3", "the regularisation strengths tried; leave-one-dataset-out picks one per class")
+	lambdas := flag.String("lambdas", "0.1,0.3,1", "the regularisation strengths tried; leave-one-dataset-out picks one per class")
 	iters := flag.Int("iters", 150, "gradient steps per fit")
+	flag.Float64Var(&vagueOnly, "vague", 0, "re-rank only the long requests whose best candidate misses at least this share of them")
 	pairwise := flag.Bool("pairwise", false, "fit a pairwise logistic loss instead of the listwise one")
 	flag.Parse()
 
+	if vagueOnly > 0 && *out != "" {
+		fail(fmt.Errorf("-vague is an experiment the catalog cannot run: use it with -out ''"))
+	}
 	var grid []float64
 	for _, f := range strings.Split(*lambdas, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -191,8 +198,11 @@ type setData struct {
 	tools int
 	cands [][]ltr.Candidate
 	long  []bool // the request is long: only a long one is re-scored
-	order ltr.Ranker
-	bm25  devset.Metrics
+	// missed is the share of the request's weighted words its best candidate does not have (a scene more than a
+	// need when high).
+	missed []float64
+	order  ltr.Ranker
+	bm25   devset.Metrics
 }
 
 func prepare(s set) (*setData, error) {
@@ -220,6 +230,11 @@ func prepare(s set) (*setData, error) {
 		cands, long := r.Candidates(q.Text)
 		d.cands = append(d.cands, cands)
 		d.long = append(d.long, long)
+		var covered float32
+		for _, c := range cands {
+			covered = max(covered, c.X[covAllFeature()])
+		}
+		d.missed = append(d.missed, float64(1-covered))
 	}
 	plain := bm25.New(docs, catalog.Words)
 	d.bm25, _ = devset.Score(s.Queries, func(q string) []int {
@@ -232,6 +247,27 @@ func prepare(s set) (*setData, error) {
 	return d, nil
 }
 
+// vagueOnly: a long request is in the long class only when its best candidate misses at least this share of it.
+var vagueOnly float64
+
+// inClass reports whether request qi is of the class (terse, or long) a model is fit for and applied to.
+func (d *setData) inClass(qi int, terse bool) bool {
+	if terse {
+		return !d.long[qi]
+	}
+	return d.long[qi] && (vagueOnly == 0 || d.missed[qi] >= vagueOnly)
+}
+
+// covAllFeature is the index of the feature "coverage: any field".
+func covAllFeature() int {
+	for i, n := range ltr.FeatureNames {
+		if n == "coverage: any field" {
+			return i
+		}
+	}
+	panic("learn: no feature \"coverage: any field\"")
+}
+
 // evaluate scores the set with the requests of one class (terse, or long) ranked by the model w, the others by
 // the first stage (nil: every request by the first stage).
 func (d *setData) evaluate(w []float32, terse bool) devset.Metrics {
@@ -239,7 +275,7 @@ func (d *setData) evaluate(w []float32, terse bool) devset.Metrics {
 	m, _ := devset.Score(d.Queries, func(string) []int {
 		cands := append([]ltr.Candidate(nil), d.cands[i]...)
 		i++
-		if w != nil && d.long[i-1] != terse {
+		if w != nil && d.inClass(i-1, terse) {
 			d.order.Order(cands, w)
 		}
 		out := make([]int, 0, 10)
@@ -314,7 +350,7 @@ func train(data []*setData, leave string, opt trainOptions) model {
 			if d.set.Name == "toollens-train" && opt.toollensEvery > 1 && qi%opt.toollensEvery != 0 {
 				continue
 			}
-			if d.long[qi] == opt.terse {
+			if !d.inClass(qi, opt.terse) {
 				continue
 			}
 			cands := d.cands[qi]

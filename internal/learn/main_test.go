@@ -66,6 +66,8 @@ func TestTrainFindsTheSignal(t *testing.T) {
 		"left out, the set teaches nothing: the first stage's order")
 	strong := train([]*setData{d}, "", trainOptions{lambda: 1e6, iters: 100})
 	assert.Zero(t, d.evaluate(strong.raw(), false).Hit1, "a strong pull keeps the first stage's order")
+	pairwise := train([]*setData{d}, "", trainOptions{lambda: 0.01, iters: 100, pairwise: true})
+	assert.InDelta(t, 0.5, d.evaluate(pairwise.raw(), false).Hit1, 1e-9, "the pairwise loss finds it too")
 	terse := train([]*setData{d}, "", trainOptions{lambda: 0.01, iters: 100, terse: true})
 	assert.InDelta(t, 0.5, d.evaluate(terse.raw(), true).Hit1, 1e-9, "a terse model re-ranks terse requests only")
 }
