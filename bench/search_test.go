@@ -175,7 +175,8 @@ func benchmarkSearch(b *testing.B, engine string) {
 // interleaved measurements is the steadier figure. ns/op is one query of each.
 func BenchmarkSearchRatio(b *testing.B) { benchmarkRatio(b, false) }
 
-// BenchmarkSearchRatioLong is BenchmarkSearchRatio with long requests, which the learned ranking re-scores.
+// BenchmarkSearchRatioLong is BenchmarkSearchRatio with long requests, which the learned ranking re-scores when
+// it is on for them (learnedLong in catalog/learned_weights.go).
 func BenchmarkSearchRatioLong(b *testing.B) { benchmarkRatio(b, true) }
 
 func benchmarkRatio(b *testing.B, long bool) {
