@@ -173,13 +173,22 @@ func benchmarkSearch(b *testing.B, engine string) {
 // BenchmarkSearchRatio runs every query through ours and plain BM25 in turn and reports how many times BM25's
 // time ours took (x-BM25): on a shared machine whose load swings between two benchmark runs, the ratio of two
 // interleaved measurements is the steadier figure. ns/op is one query of each.
-func BenchmarkSearchRatio(b *testing.B) {
+func BenchmarkSearchRatio(b *testing.B) { benchmarkRatio(b, false) }
+
+// BenchmarkSearchRatioLong is BenchmarkSearchRatio with long requests, which the learned ranking re-scores when
+// it is on for them (learnedLong in catalog/learned_weights.go).
+func BenchmarkSearchRatioLong(b *testing.B) { benchmarkRatio(b, true) }
+
+func benchmarkRatio(b *testing.B, long bool) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			o, p := indexFor("Ours", n), indexFor("BM25", n)
 			require.NoError(b, o.err)
 			require.NoError(b, p.err)
 			qs := synthetic.Queries(o.tools[n/2].Name)
+			if long {
+				qs = synthetic.LongQueries()
+			}
 			var ours, base time.Duration
 			for i := 0; b.Loop(); i++ {
 				q := qs[i%len(qs)]

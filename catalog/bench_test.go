@@ -9,15 +9,27 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/internal/synthetic"
 )
 
-func BenchmarkSearch(b *testing.B) {
+func BenchmarkSearch(b *testing.B) { benchmarkSearch(b, false, defaultRankConfig()) }
+
+// BenchmarkSearchLong searches with long requests, which the learned ranking re-scores; BenchmarkSearchLongFirst
+// is the same without it, to compare with.
+func BenchmarkSearchLong(b *testing.B)      { benchmarkSearch(b, true, defaultRankConfig()) }
+func BenchmarkSearchLongFirst(b *testing.B) { benchmarkSearch(b, true, firstStageConfig()) }
+
+func benchmarkSearch(b *testing.B, long bool, cfg rankConfig) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			tools := synthTools(n)
-			c, err := New(tools, nil)
+			c, err := newCatalog(tools, nil, "", &counters{}, cfg)
 			require.NoError(b, err)
 			qs := synthQueries(tools)
+			if long {
+				qs = synthetic.LongQueries()
+			}
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()

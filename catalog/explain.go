@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// Explanation says why a tool ranked where it did for a query: what each query word matched in the tool and
-// what it added, and the factors applied to their sum. Score is the hit's score as Search reports it; Total is
-// the same number before rounding, Sum × CoverageFactor × ActionFactor (plus the exact-match lift for an Exact
-// tool).
+// Explanation says why a tool ranked where it did for a query, in its two stages. The first stage: what each
+// query word matched in the tool and what it added, and the factors applied to their sum (FirstStage = Sum ×
+// CoverageFactor × ActionFactor). The learned ranking re-scores the first stage's best tools: Features are its
+// inputs with their weights, and their contributions add up to Total. Score is the hit's score as Search reports
+// it: Total rounded (plus the exact-match lift for an Exact tool).
 type Explanation struct {
 	Hit
 	// Rank is the tool's place in the ranking, from 1; 0 when the query matches nothing of the tool.
@@ -25,7 +26,23 @@ type Explanation struct {
 	Coverage       float64 `json:"coverage"`
 	CoverageFactor float64 `json:"coverageFactor"`
 	ActionFactor   float64 `json:"actionFactor"` // above 1 when the tool's action is one the request asks for
-	Total          float64 `json:"total"`
+	FirstStage     float64 `json:"firstStage"`   // the first stage's score
+	// Features are the learned ranking's inputs for this tool, each with its weight and contribution; empty for
+	// a tool the query matches nothing of.
+	Features []FeatureContribution `json:"features,omitempty"`
+	// Reranked: the request is long and the tool is among the first stage's best tools the learned score orders.
+	// A tool below them keeps the first stage's order after them, whatever its Total. A terse query is ranked by
+	// the first stage alone: it has no Features, and its Total is FirstStage.
+	Reranked bool    `json:"reranked"`
+	Total    float64 `json:"total"`
+}
+
+// FeatureContribution is one input of the learned score: Contribution = Value × Weight.
+type FeatureContribution struct {
+	Name         string  `json:"name"`
+	Value        float64 `json:"value"`
+	Weight       float64 `json:"weight"`
+	Contribution float64 `json:"contribution"`
 }
 
 // WordMatch is one query word in an explanation.
@@ -64,10 +81,17 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ranked := c.ix.search(query, c.ix.n)
+	_, ranked := c.ix.ranked(query, c.ix.n)
+	if ranked == nil { // a terse query: the first stage's ranking, as search's
+		for _, r := range c.ix.search(query, c.ix.n) {
+			ranked = append(ranked, candidate{scored: r, first: r.score})
+		}
+	}
 	rank := make(map[uint32]int, len(ranked))
-	for i, r := range ranked {
-		rank[r.doc] = i + 1
+	byDoc := make(map[uint32]*candidate, len(ranked))
+	for i := range ranked {
+		rank[ranked[i].doc] = i + 1
+		byDoc[ranked[i].doc] = &ranked[i]
 	}
 	var docs []uint32
 	for _, r := range ranked[:min(limit, len(ranked))] {
@@ -87,12 +111,8 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 	out := make([]Explanation, len(docs))
 	for i, d := range docs {
 		ds := scores[i]
-		score := float64(ds.score)
-		if ds.exact {
-			score += exactScoreBonus
-		}
+		var total float64
 		x := Explanation{
-			Hit:            Hit{Descriptor: c.descriptor(c.entries[d]), Score: math.Round(score*1e4) / 1e4},
 			Rank:           rank[d],
 			Exact:          ds.exact,
 			Long:           pq.long,
@@ -100,8 +120,29 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 			Coverage:       float64(ds.coverage),
 			CoverageFactor: float64(ds.coverageFactor),
 			ActionFactor:   float64(ds.actionFactor),
-			Total:          score,
+			FirstStage:     float64(ds.score),
 		}
+		if cd := byDoc[d]; cd != nil {
+			total = float64(cd.score)
+			model := c.ix.learnedFor(&pq)
+			learned := model != nil
+			x.Reranked = learned && rank[d] <= rerankDepth
+			if learned {
+				for fi, v := range cd.x {
+					w := model[fi]
+					if v != 0 && w != 0 {
+						x.Features = append(x.Features, FeatureContribution{Name: featureNames[fi], Value: float64(v),
+							Weight: float64(w), Contribution: float64(v * w)})
+					}
+				}
+			}
+		}
+		x.Total = total
+		score := total
+		if ds.exact {
+			score += exactScoreBonus
+		}
+		x.Hit = Hit{Descriptor: c.descriptor(c.entries[d]), Score: math.Round(score*1e4) / 1e4}
 		text := TextOf(&c.entries[d].tool)
 		fields := [numFields]string{fieldName: text.Name, fieldLabel: text.Label, fieldSource: text.Source,
 			fieldDescription: text.Description, fieldParams: text.Parameters}
@@ -112,7 +153,7 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 				term := g.exps[e].term
 				w.Term, w.How = c.ix.vocab[term], c.ix.how(&g, term)
 				for f := range fields {
-					if hasTerm(fields[f], w.Term) {
+					if hasTerm(fields[f], w.Term) || f == fieldName && c.ix.nameHasPart(fields[f], w.Term) {
 						w.Fields = append(w.Fields, fieldNames[f])
 					}
 				}
@@ -149,6 +190,21 @@ func hasTerm(text, term string) bool {
 		prev = ""
 		if pairable(w) {
 			prev = t
+		}
+	})
+	return found
+}
+
+// nameHasPart reports whether a word of name written as one run of letters is split into a word with term
+// (see segment).
+func (ix *index) nameHasPart(name, term string) bool {
+	found := false
+	splitWords(name, func(w string) {
+		if found || len(w) < minJoinedName || !isASCIILetters(w) {
+			return
+		}
+		for _, p := range ix.splitName(w) {
+			found = found || analyze(p) == term
 		}
 	})
 	return found

@@ -84,6 +84,11 @@ type rankConfig struct {
 	noSynonyms, noPrefix, noFuzzy, noAbbreviations, noFraming bool // ablations for the quality test
 	// noPrune scores every matched tool (see scoreQuery), for the pruning tests to compare with.
 	noPrune bool
+	// singleHint is how much a single letter or digit of a request counts, of a word, as a hint; 0 indexes none.
+	singleHint float32
+	// weights are the learned ranking's for long requests (see rerank), terseWeights for terse ones; nil ranks
+	// that class by the first stage alone, as before it.
+	weights, terseWeights *[numFeatures]float32
 	// prunePostings: a query that reads fewer postings than this (any query of a small catalog) is scored in full;
 	// looking for a cut would cost about what it saves. The pruning tests lower it.
 	prunePostings int
@@ -108,6 +113,9 @@ func defaultRankConfig() rankConfig {
 		actionBonus:   0.005,
 		prunePostings: 4096,
 		pairFields:    1<<numFields - 1,
+		weights:       learnedDefault(learnedLong, &learnedZWeights, &learnedStd),
+		terseWeights:  learnedDefault(learnedTerse, &learnedTerseZWeights, &learnedTerseStd),
+		singleHint:    0.3,
 	}
 }
 
@@ -119,6 +127,8 @@ type posting struct {
 	doc        uint32
 	w          [2]float32 // for a terse query and for a long request (rankConfig.longBoost)
 	name, text float32
+	fields     uint8 // bit f: the term is in field f, for the learned ranking's features
+	tf         uint8 // the term's count over all fields, at most 255, for its plain BM25 feature
 }
 
 // noTerm is a term id no term has.
@@ -130,6 +140,9 @@ const (
 	surfacePrefix     = "="
 	textSurfacePrefix = "~"
 	pairPrefix        = "+"
+	// singlePrefix marks a single letter or digit of a tool's text ("#b"), which a request's single letter or
+	// digit matches as a hint.
+	singlePrefix = "#"
 )
 
 // pairKey is the term of two adjacent stems.
@@ -179,6 +192,11 @@ type index struct {
 	// every other's in cols, which holds no name and text weights for them (a pair has no surface bonus).
 	firstPair uint32
 	actions   []uint16 // per tool, its toolAction
+	// lens are each tool's field lengths in words, and nameTerms how many distinct terms its name has, for the
+	// learned ranking's features; avgLen is the mean of a tool's total length.
+	lens      [][numFields]uint16
+	nameTerms []uint8
+	avgLen    float32
 	scratch   sync.Pool
 }
 
@@ -207,6 +225,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		pairs     = make(map[string]uint32)
 		pairVocab []string
 		pairSlot  []int32
+		joined    []joinedName // long name words of letters only, split once the vocabulary is known
 	)
 	const pairBit = 1 << 31
 	for d := range docs {
@@ -255,7 +274,15 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				}
 			}
 			prev := ""
-			splitWords(docs[d].fields[f], func(w string) {
+			splitTokens(docs[d].fields[f], 1, func(w string) {
+				if len(w) == 1 {
+					// A single letter or digit ("b" of add(a, b), "3" of "3 days") is indexed on its own, for the
+					// requests that name it (see singlePrefix); it is no word, pair or length of the field.
+					if singleHint(w) && cfg.singleHint > 0 {
+						count(singlePrefix + w)
+					}
+					return
+				}
 				t := analyze(w)
 				if t == "" {
 					return
@@ -280,6 +307,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 					count(prefix + w)
 				}
 				lens[d][f] += halfWords(w)
+				if f == fieldName && len(w) >= minJoinedName && isASCIILetters(w) {
+					joined = append(joined, joinedName{uint32(d), w})
+				}
 			})
 		}
 		for i := start; i < len(flat); i++ {
@@ -298,6 +328,64 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		if docs[d].id != docs[d].name {
 			ix.exact[docs[d].id] = append(ix.exact[docs[d].id], uint32(d))
 		}
+	}
+
+	// A name written as one run of letters ("getplatformlist") is also indexed by the words it is made of, as the
+	// catalog's own text spells them (get, platform, list), so that a request in words finds it.
+	var extra [][]entry // by tool
+	for _, j := range joined {
+		parts := ix.splitName(j.word)
+		if len(parts) < 2 {
+			continue
+		}
+		if extra == nil {
+			extra = make([][]entry, len(docs))
+		}
+		lo := 0
+		if j.doc > 0 {
+			lo = ends[j.doc-1]
+		}
+	parts:
+		for _, p := range parts {
+			t := analyze(p)
+			if t == "" {
+				continue
+			}
+			id, ok := ix.terms[t]
+			if !ok {
+				id = uint32(len(ix.vocab))
+				ix.terms[t] = id
+				ix.vocab = append(ix.vocab, t)
+			}
+			for i := lo; i < ends[j.doc]; i++ {
+				if flat[i].term == id {
+					if flat[i].tf[fieldName] < math.MaxUint16 {
+						flat[i].tf[fieldName]++
+					}
+					continue parts
+				}
+			}
+			for i := range extra[j.doc] {
+				if extra[j.doc][i].term == id {
+					continue parts
+				}
+			}
+			e := entry{term: id}
+			e.tf[fieldName] = 1
+			extra[j.doc] = append(extra[j.doc], e)
+		}
+	}
+	if extra != nil {
+		// The split words join their tools' entries, which stay contiguous per tool.
+		merged := make([]entry, 0, len(flat)+len(joined))
+		start := 0
+		for d := range docs {
+			merged = append(merged, flat[start:ends[d]]...)
+			merged = append(merged, extra[d]...)
+			start = ends[d]
+			ends[d] = len(merged)
+		}
+		flat = merged
 	}
 
 	ix.firstPair = uint32(len(ix.vocab))
@@ -329,20 +417,38 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 			avg[f] = 1
 		}
 	}
+	ix.lens = make([][numFields]uint16, len(docs))
+	ix.nameTerms = make([]uint8, len(docs))
+	var sumAll float64
+	for d := range docs {
+		for f := range lens[d] {
+			ix.lens[d][f] = uint16(min(lens[d][f]/2, math.MaxUint16))
+			sumAll += float64(ix.lens[d][f])
+		}
+	}
+	ix.avgLen = float32(max(sumAll/math.Max(n, 1), 1))
 	start := 0
 	for d := range docs {
 		for _, e := range flat[start:ends[d]] {
 			var tf, tfLong float32
+			var fields uint8
+			var all int
+			if e.tf[fieldName] > 0 && e.term < ix.firstPair && !isSurfaceTerm(ix.vocab[e.term]) && ix.nameTerms[d] < math.MaxUint8 {
+				ix.nameTerms[d]++
+			}
 			for f := 0; f < numFields; f++ {
 				if e.tf[f] == 0 {
 					continue
 				}
+				fields |= 1 << f
+				all += int(e.tf[f])
 				norm := 1 - cfg.b[f] + cfg.b[f]*(float32(lens[d][f])/2)/avg[f]
 				tf += cfg.boost[f] * float32(e.tf[f]) / norm
 				tfLong += cfg.longBoost[f] * float32(e.tf[f]) / norm
 			}
 			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d),
-				w: [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)}})
+				w:      [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)},
+				fields: fields, tf: uint8(min(all, math.MaxUint8))})
 		}
 		start = ends[d]
 	}
@@ -376,6 +482,57 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 	}
 	return ix
+}
+
+// minJoinedName is the shortest name word that is looked at as words written together: shorter ones are mostly
+// words of their own.
+const minJoinedName = 8
+
+// joinedName is a long name word of a tool.
+type joinedName struct {
+	doc  uint32
+	word string
+}
+
+// splitName returns the words a long name word is made of (see segment), or nil for a word some tool's label,
+// source name or description writes as it is ("screenshot", "database"): that is a word, not words run together.
+func (ix *index) splitName(w string) []string {
+	if _, prose := ix.terms[textSurfacePrefix+w]; prose {
+		return nil
+	}
+	return ix.segment(w)
+}
+
+// segment splits w into words of at least three letters that the catalog's text has as words of their own, the
+// fewest such words, or returns nil when it cannot (or w is one of them itself). Among splits of as many words it
+// keeps the one whose first word is longest, so that the choice does not depend on the order of anything.
+func (ix *index) segment(w string) []string {
+	known := func(p string) bool {
+		_, ok := ix.stemOf[p]
+		return ok && p != w
+	}
+	n := len(w)
+	// best[i]: the fewest words w[i:] splits into (0: none), next[i] where the first of them ends.
+	best := make([]int, n+1)
+	next := make([]int, n+1)
+	for i := n - 3; i >= 0; i-- {
+		for j := n; j >= i+3; j-- { // the longest first word first: ties keep it
+			if j < n && best[j] == 0 || !known(w[i:j]) {
+				continue
+			}
+			if c := 1 + best[j]; best[i] == 0 || c < best[i] {
+				best[i], next[i] = c, j
+			}
+		}
+	}
+	if best[0] < 2 {
+		return nil
+	}
+	var out []string
+	for i := 0; i < n; i = next[i] {
+		out = append(out, w[i:next[i]])
+	}
+	return out
 }
 
 // inlineSurfaces picks the main form of every stem and folds the postings of its surface terms into the stem's.
@@ -431,6 +588,7 @@ type columns struct {
 	doc        []uint32
 	w, long    []float32
 	name, text []float32
+	fields, tf []uint8 // of every posting in cols, read only by the learned ranking (see features)
 }
 
 // plist is one term's postings.
@@ -456,7 +614,7 @@ func (ix *index) flatten() {
 		words += len(l)
 	}
 	c := columns{doc: make([]uint32, 0, total), w: make([]float32, 0, total), name: make([]float32, 0, words),
-		text: make([]float32, 0, words)}
+		text: make([]float32, 0, words), fields: make([]uint8, 0, total), tf: make([]uint8, 0, total)}
 	if !same {
 		c.long = make([]float32, 0, total)
 	}
@@ -465,6 +623,7 @@ func (ix *index) flatten() {
 		ix.start[t] = uint32(len(c.doc))
 		for _, p := range l {
 			c.doc, c.w = append(c.doc, p.doc), append(c.w, p.w[0])
+			c.fields, c.tf = append(c.fields, p.fields), append(c.tf, p.tf)
 			if uint32(t) < ix.firstPair {
 				c.name, c.text = append(c.name, p.name), append(c.text, p.text)
 			}
@@ -493,6 +652,11 @@ func (ix *index) list(t uint32) plist {
 
 // listLen is how many tools term t has.
 func (ix *index) listLen(t uint32) int { return int(ix.start[t+1] - ix.start[t]) }
+
+// isSurfaceTerm reports a term of a word as written ("=word", "~word"), not a stem.
+func isSurfaceTerm(v string) bool {
+	return strings.HasPrefix(v, surfacePrefix) || strings.HasPrefix(v, textSurfacePrefix)
+}
 
 // otherSurface turns "=word" into "~word" and back.
 func otherSurface(v string) string {
@@ -580,7 +744,13 @@ func (ix *index) parseQuery(q string) parsedQuery {
 	var pq parsedQuery
 	pq.exact = ix.exactMatches(q)
 	seen := make(map[string]bool)
-	splitWords(q, func(w string) { ix.addGroup(&pq.groups, seen, w) })
+	splitTokens(q, 1, func(w string) {
+		if len(w) > 1 {
+			ix.addGroup(&pq.groups, seen, w)
+			return
+		}
+		ix.addSingle(&pq.groups, seen, w)
+	})
 	content := 0
 	for _, g := range pq.groups {
 		if !g.hint {
@@ -738,6 +908,31 @@ func toolAction(name string) uint16 {
 		}
 	})
 	return a
+}
+
+// singleHint reports a single letter or digit that can be a hint: not a stop word ("a", "i"), nor the letter
+// after an apostrophe ("what's", "don't", "I'd", "I'm"), which names nothing.
+func singleHint(w string) bool {
+	switch w {
+	case "s", "t", "d", "m":
+		return false
+	}
+	return !isStopWord(w)
+}
+
+// addSingle adds a hint group for a single letter or digit of a request ("3 months", "what is b") that some
+// tool has: a weak signal, singleHint of a word, that counts nothing towards coverage.
+func (ix *index) addSingle(groups *[]queryGroup, seen map[string]bool, w string) {
+	key := singlePrefix + w
+	if ix.cfg.singleHint <= 0 || !singleHint(w) || seen[key] || len(*groups) >= maxQueryGroups {
+		return
+	}
+	id, ok := ix.terms[key]
+	if !ok {
+		return
+	}
+	seen[key] = true
+	*groups = append(*groups, queryGroup{word: key, raw: w, hint: true, exps: []expansion{{id, ix.cfg.singleHint}}})
 }
 
 func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) {

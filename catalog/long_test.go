@@ -53,9 +53,10 @@ func lookAlikes() []Tool {
 // look-alike and every terse query score as without the rule.
 func TestActionBreaksLookAlikeTies(t *testing.T) {
 	ctx := context.Background()
-	on, err := New(lookAlikes(), nil)
+	// The action factor is the first stage's: compared without the learned ranking, which re-scores long requests.
+	on, err := newCatalog(lookAlikes(), nil, "", &counters{}, firstStageConfig())
 	require.NoError(t, err)
-	cfg := defaultRankConfig()
+	cfg := firstStageConfig()
 	cfg.actionBonus = 0
 	off, err := newCatalog(lookAlikes(), nil, "", &counters{}, cfg)
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestLongHints(t *testing.T) {
 		{Source: SourceMCP, SourceName: "geo", Name: "reverse_geocode", Description: "Turn coordinates into a street address."},
 	}
 	scores := func(hint float32, q string) map[string]float64 {
-		cfg := defaultRankConfig()
+		cfg := firstStageConfig()
 		cfg.longHint = hint
 		c, err := newCatalog(tools, nil, "", &counters{}, cfg)
 		require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestLongBoost(t *testing.T) {
 	}
 	q := "hourly"
 	long := "tell me what happens hourly in the town where my parents have been living for years"
-	cfg := defaultRankConfig()
+	cfg := firstStageConfig()
 	cfg.longBoost[fieldName] = 0
 	c, err := newCatalog(tools, nil, "", &counters{}, cfg)
 	require.NoError(t, err)

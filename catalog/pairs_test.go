@@ -10,7 +10,7 @@ import (
 
 // pairsConfig is the ranking with adjacent-word pairs on, for long requests only.
 func pairsConfig() rankConfig {
-	cfg := defaultRankConfig()
+	cfg := firstStageConfig()
 	cfg.pairWeight = 0.3
 	return cfg
 }
@@ -61,9 +61,10 @@ func TestPairsIndexAdjacentWords(t *testing.T) {
 // beats one that has the same words apart; a terse query ranks as without pairs.
 func TestPairsTellTwinsApart(t *testing.T) {
 	ctx := context.Background()
+	// Pairs are a first-stage signal: both sides without the learned ranking, which re-scores long requests.
 	on, err := newCatalog(twinFlights(), nil, "", &counters{}, pairsConfig())
 	require.NoError(t, err)
-	off, err := New(twinFlights(), nil)
+	off, err := newCatalog(twinFlights(), nil, "", &counters{}, firstStageConfig())
 	require.NoError(t, err)
 	long := "I am looking to book a round trip between Boston and Denver airports next month for my family"
 	require.True(t, on.ix.parseQuery(long).long)

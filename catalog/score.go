@@ -112,9 +112,46 @@ func finalScore(acc, factor float32, action bool, actionBonus float32) float32 {
 	return score
 }
 
-// search ranks the tools for q and returns at most limit of them, best first.
+// search ranks the tools for q and returns at most limit of them, best first: the first stage's best
+// rerankDepth (or limit, if more) re-scored by the learned model (see rerank), unless the configuration has no
+// model.
 func (ix *index) search(q string, limit int) []scored {
+	pq, cands := ix.ranked(q, limit)
+	if cands == nil {
+		return ix.firstStage(&pq, limit)
+	}
+	out := make([]scored, min(limit, len(cands)))
+	for i := range out {
+		out[i] = cands[i].scored
+	}
+	return out
+}
+
+// ranked is search's ranking with every candidate's features: the first stage's best max(limit, rerankDepth)
+// tools, re-scored. A request of a class the configuration has no model for (by default, see learnedLong and
+// learnedTerse) gets no candidates, and ranks by the first stage alone.
+func (ix *index) ranked(q string, limit int) (parsedQuery, []candidate) {
 	pq := ix.parseQuery(q)
+	w := ix.learnedFor(&pq)
+	if limit <= 0 || w == nil {
+		return pq, nil
+	}
+	first := ix.firstStage(&pq, max(limit, rerankDepth))
+	return pq, ix.rerank(&pq, first, w)
+}
+
+// learnedFor is the learned model that re-scores the request's class (long or terse), or nil: the first stage's
+// order.
+func (ix *index) learnedFor(pq *parsedQuery) *[numFeatures]float32 {
+	if pq.long {
+		return ix.cfg.weights
+	}
+	return ix.cfg.terseWeights
+}
+
+// firstStage ranks the tools for a parsed query with BM25F and the coverage and action factors, and returns at
+// most limit of them, best first.
+func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 	groups, exact := pq.groups, pq.exact
 	if (len(groups) == 0 && len(exact) == 0) || limit <= 0 {
 		return nil
@@ -126,7 +163,7 @@ func (ix *index) search(q string, limit int) []scored {
 	if pq.actions != 0 {
 		actionBonus += ix.cfg.actionBonus
 	}
-	ix.scoreQuery(s, &pq, limit, &cv, actionBonus)
+	ix.scoreQuery(s, pq, limit, &cv, actionBonus)
 
 	top := newTopK(limit)
 	for _, d := range s.touched {

@@ -21,7 +21,11 @@ const maxTokenBytes = 48
 // "搜索网页" → 搜索, 索网, 网页; a lone character is a word of its own. A request and a description that share a
 // two-character word then share a term, whatever comes around it. A character here is a base with its marks.
 // It never allocates for ASCII words that are already lowercase.
-func splitWords(s string, fn func(word string)) {
+func splitWords(s string, fn func(word string)) { splitTokens(s, 2, fn) }
+
+// splitTokens is splitWords keeping words of at least minLen bytes: 1 keeps single letters and digits, which the
+// index reads as hints (see singlePrefix).
+func splitTokens(s string, minLen int, fn func(word string)) {
 	start := -1 // byte offset of the current word
 	var prev rune
 	emit := func(end int) {
@@ -30,7 +34,7 @@ func splitWords(s string, fn func(word string)) {
 		}
 		w := lower(s[start:end])
 		start = -1
-		if len(w) < 2 || len(w) > maxTokenBytes {
+		if len(w) < minLen || len(w) > maxTokenBytes {
 			return
 		}
 		fn(w)

@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sort"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -272,8 +274,20 @@ func searchExplain(ctx context.Context, cat *catalog.Catalog, query string, limi
 		if x.Exact {
 			fmt.Fprintf(out, "  the query names this tool: it ranks first (+%d)\n", 1000)
 		}
-		fmt.Fprintf(out, "  = words %.4f × coverage %.3f (%.0f%% of the query's weighted words) × action %.3f\n",
-			x.Sum, x.CoverageFactor, 100*x.Coverage, x.ActionFactor)
+		if len(x.Features) > 0 {
+			order := " (re-scored)"
+			if !x.Reranked {
+				order = " (below the re-scored tools: first-stage order)"
+			}
+			fmt.Fprintf(out, "  learned score %.4f = the sum of feature × weight%s:\n", x.Total, order)
+			fs := append([]catalog.FeatureContribution(nil), x.Features...)
+			sort.SliceStable(fs, func(i, j int) bool { return math.Abs(fs[i].Contribution) > math.Abs(fs[j].Contribution) })
+			for _, f := range fs {
+				fmt.Fprintf(out, "    %-44s %8.4f × %8.4f = %8.4f\n", f.Name, f.Value, f.Weight, f.Contribution)
+			}
+		}
+		fmt.Fprintf(out, "  first stage %.4f = words %.4f × coverage %.3f (%.0f%% of the query's weighted words) × action %.3f\n",
+			x.FirstStage, x.Sum, x.CoverageFactor, 100*x.Coverage, x.ActionFactor)
 		for _, w := range x.Words {
 			kind := ""
 			if w.Hint {

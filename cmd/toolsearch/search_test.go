@@ -158,6 +158,24 @@ func TestSearchCommandExplain(t *testing.T) {
 	assert.Contains(t, stdout, "written as in the tool")
 	assert.Contains(t, stdout, "(hint)")
 	assert.Contains(t, stdout, "openclaw:core:web_search  score 0.0000  (no match)")
+	assert.Contains(t, stdout, "first stage")
+	// A long request is re-scored by the learned ranking when the catalog's default re-ranks long requests (the
+	// trainer decides it by held-out figures); --explain shows the learned score's parts exactly when it is.
+	long := "could you please take a sceenshot of the page that is open in my browser window right now for my weekly report"
+	code, stdout, stderr = runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--json", "--limit", "1", long)
+	require.Equal(t, exitOK, code, stderr)
+	var reranked struct {
+		Explanations []struct {
+			Reranked bool `json:"reranked"`
+		} `json:"explanations"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &reranked))
+	require.Len(t, reranked.Explanations, 1)
+	code, stdout, stderr = runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--limit", "1", long)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "ranked as a long request")
+	assert.Equal(t, reranked.Explanations[0].Reranked, strings.Contains(stdout, "learned score"), "the learned score's parts")
+	assert.Equal(t, reranked.Explanations[0].Reranked, strings.Contains(stdout, "coverage: any field"))
 
 	// The JSON form carries the same numbers as a plain search: each explanation's score is the hit's.
 	code, stdout, stderr = runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--json", "--limit", "3",

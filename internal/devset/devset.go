@@ -282,3 +282,20 @@ type Miss struct {
 	Got       []int
 	FirstRank int // 0: no need met in the first ten
 }
+
+// LoadCorpus reads a set kept outside the repository as a directory of catalog.json and queries.jsonl
+// (../shared/corpora's format, as the trainer of the learned ranking reads it): every gold name of a query is a
+// need of its own when goldNeeds, else any of them meets its one need.
+func LoadCorpus(name, about, dir string, goldNeeds bool) (Set, error) {
+	s := Set{Name: name, About: about}
+	var err error
+	s.Catalog, s.keys, err = fileCatalog(filepath.Join(dir, "catalog.json"))
+	if err != nil {
+		return s, fmt.Errorf("devset %s: %w", name, err)
+	}
+	s.Queries, err = loadQueries(filepath.Join(dir, "queries.jsonl"), goldNeeds)
+	if err != nil {
+		return s, fmt.Errorf("devset %s: %w", name, err)
+	}
+	return s, nil
+}

@@ -83,3 +83,18 @@ func Queries(exactName string) []string {
 		exactName,
 	}
 }
+
+// LongQueries are requests written as people write them, longer than six content words: the kind the catalog's
+// learned ranking re-scores, which the terse Queries never reach.
+func LongQueries() []string {
+	return []string{
+		"our finance team asked me to create an invoice for the customer who paid late last month and email it today",
+		"could you list every open incident in the workspace that was raised by the on-call engineer this week",
+		"I need to upload the quarterly report file to the shared bucket before the board meeting tomorrow morning",
+		"please send a short message to the team channel saying the release is delayed until friday afternoon",
+		"the customer wants to cancel the subscription and get a refund of the last payment they made in march",
+		"help me search the archived documents by tag so I can find the contract we signed with the vendor",
+		"the deployment of the billing service keeps failing since this morning, restart it and check the logs",
+		"shedule an event in the shared calendar for the product review with the design team next tuesday",
+	}
+}
