@@ -8,5 +8,10 @@ import (
 
 // TestShippedBounds: the defaults of this package are the ones docs/bounds.md states.
 func TestShippedBounds(t *testing.T) {
-	boundsdoc.Check(t, "runtime", map[string]any{"lockTimeout": lockTimeout})
+	boundsdoc.Check(t, "runtime", map[string]any{
+		"lockTimeout":          lockTimeout,
+		"MaxVisibleTools":      MaxVisibleTools,
+		"MaxDirectoryBytes":    MaxDirectoryBytes,
+		"DefaultMaxSourceWait": DefaultMaxSourceWait,
+	})
 }

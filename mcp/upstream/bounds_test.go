@@ -10,8 +10,11 @@ import (
 // TestReadBoundDefaults check that no options give them).
 func TestShippedBounds(t *testing.T) {
 	boundsdoc.Check(t, "mcp/upstream", map[string]any{
-		"DefaultMaxClientInstances": DefaultMaxClientInstances,
-		"DefaultMaxReadBytes":       DefaultMaxReadBytes,
-		"DefaultMaxConcurrentReads": DefaultMaxConcurrentReads,
+		"DefaultMaxClientInstances":   DefaultMaxClientInstances,
+		"DefaultMaxReadBytes":         DefaultMaxReadBytes,
+		"DefaultMaxConcurrentReads":   DefaultMaxConcurrentReads,
+		"RepeatedFailures":            RepeatedFailures,
+		"DefaultRepeatedFailureDelay": DefaultRepeatedFailureDelay,
+		"MaxProgressingStart":         MaxProgressingStart,
 	})
 }

@@ -42,6 +42,10 @@ const progressSample = time.Second
 // without ever answering (a loop) is stopped after this long, or twice its start timeout when that is longer.
 const MaxProgressingStart = 15 * time.Minute
 
+// progressingStartCap is MaxProgressingStart as clockStart reads it: a variable so that a test can see the cap
+// end a start without working for fifteen minutes.
+var progressingStartCap = MaxProgressingStart
+
 // activity samples the attempt's processes now.
 func (u *server) activity() activity {
 	u.mu.Lock()
@@ -71,7 +75,7 @@ func (u *server) clockStart(ctx context.Context, began time.Time, timeout time.D
 		}
 		return
 	}
-	limit := began.Add(max(MaxProgressingStart, 2*timeout))
+	limit := began.Add(max(progressingStartCap, 2*timeout))
 	tick := time.NewTicker(min(progressSample, timeout/4))
 	defer tick.Stop()
 	last, prev := began, u.activity()

@@ -100,3 +100,34 @@ func TestRunnerInstallingIsReported(t *testing.T) {
 	require.Eventually(t, func() bool { return statusOf(t, src, "installing").State == StateReady }, 2*time.Minute, 20*time.Millisecond)
 	assert.Empty(t, statusOf(t, src, "installing").Installer, "ready: nothing is being installed")
 }
+
+// A package runner that keeps showing progress is still stopped once it has worked twice its start timeout
+// (the cap, lowered here from MaxProgressingStart so that twice the timeout is what ends it): it is the cap
+// that stops it, not the start timeout, which its progress keeps pushing back.
+func TestRunnerStartIsCappedWhileProgressing(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("progress is sampled from /proc, which this system lacks")
+	}
+	old := progressingStartCap
+	progressingStartCap = 0
+	defer func() { progressingStartCap = old }()
+	npx := filepath.Join(t.TempDir(), "npx")
+	require.NoError(t, os.Symlink(os.Args[0], npx))
+	const timeout = 2 * time.Second
+	cfg := childConfig("install")
+	cfg.Command = npx
+	cfg.Env["INSTALL_SECONDS"] = "12" // three times the cap
+	opts := fastOptions(nil)
+	opts.StartTimeout = timeout
+	opts.RetryDelay, opts.MaxRetryDelay = time.Hour, time.Hour
+	began := time.Now()
+	src, err := New(t.Context(), &Config{Servers: map[string]ServerConfig{"installing": cfg}}, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
+
+	st := statusOf(t, src, "installing")
+	require.Equal(t, StateFailed, st.State)
+	assert.ErrorIs(t, st.Err, context.DeadlineExceeded)
+	assert.Contains(t, st.Err.Error(), "the most a start may take even while npx works")
+	assert.GreaterOrEqual(t, time.Since(began), 2*timeout, "its progress kept it past the start timeout until the cap")
+}
