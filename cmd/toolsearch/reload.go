@@ -76,29 +76,11 @@ func runRestart(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return mcpUsageError(stderr, "mcp restart takes one server name")
 	}
 	name := fs.Arg(0)
-	if *token == "" {
-		*token = os.Getenv(tokenEnv)
+	resp, body, base, failed := askFront(ctx, "mcp restart", http.MethodPost, *addr,
+		"/restart?server="+url.QueryEscape(name), *token, 64<<10, stderr)
+	if failed != exitOK {
+		return failed
 	}
-	base := strings.TrimSuffix(strings.TrimRight(*addr, "/"), "/mcp")
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		base = "http://" + base
-	}
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/restart?server="+url.QueryEscape(name), nil)
-	if err != nil {
-		return mcpUsageError(stderr, fmt.Sprintf("--url %s: %v", *addr, err))
-	}
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch mcp restart: %s cannot be reached: %v\n", base, err)
-		return exitFailure
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var answer struct {
 		Error string `json:"error"`
 	}

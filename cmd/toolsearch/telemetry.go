@@ -125,6 +125,40 @@ flags:
 // statusTimeout bounds the whole request to the front.
 const statusTimeout = 10 * time.Second
 
+// askFront sends one request to a running `mcp serve --http` front: addr is its URL or HOST:PORT (a trailing /mcp
+// is dropped), path the endpoint, token its bearer token (else $TOOLSEARCH_MCP_TOKEN). It reads at most limit
+// bytes of the answer. On failure it has said why on stderr, as command, and failed is the exit code to return.
+func askFront(ctx context.Context, command, method, addr, path, token string, limit int64,
+	stderr io.Writer) (resp *http.Response, body []byte, base string, failed int) {
+	if token == "" {
+		token = os.Getenv(tokenEnv)
+	}
+	base = strings.TrimSuffix(strings.TrimRight(addr, "/"), "/mcp")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		base = "http://" + base
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, base+path, nil)
+	if err != nil {
+		return nil, nil, base, mcpUsageError(stderr, fmt.Sprintf("--url %s: %v", addr, err))
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolsearch %s: %s cannot be reached: %v\n", command, base, err)
+		return nil, nil, base, exitFailure
+	}
+	defer resp.Body.Close()
+	if body, err = io.ReadAll(io.LimitReader(resp.Body, limit)); err != nil {
+		fmt.Fprintf(stderr, "toolsearch %s: reading %s%s: %v\n", command, base, path, err)
+		return nil, nil, base, exitFailure
+	}
+	return resp, body, base, exitOK
+}
+
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp status", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -141,32 +175,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return mcpUsageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	if *token == "" {
-		*token = os.Getenv(tokenEnv)
-	}
-	base := strings.TrimSuffix(strings.TrimRight(*url, "/"), "/mcp")
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		base = "http://" + base
-	}
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
-	if err != nil {
-		return mcpUsageError(stderr, fmt.Sprintf("--url %s: %v", *url, err))
-	}
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch mcp status: %s cannot be reached: %v\n", base, err)
-		return exitFailure
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "toolsearch mcp status: reading %s/readyz: %v\n", base, err)
-		return exitFailure
+	resp, body, base, failed := askFront(ctx, "mcp status", http.MethodGet, *url, "/readyz", *token, 1<<20, stderr)
+	if failed != exitOK {
+		return failed
 	}
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusServiceUnavailable:
