@@ -111,6 +111,10 @@ type codeBridge struct {
 	mu      sync.Mutex
 	hidden  []HiddenCall
 	notices []string // distinct, at most maxNotices
+	// pending are the sources a search answered without, by source name, as last seen: told to the model only
+	// if they are still missing when the script ends (a server that came up later in the run, and was perhaps
+	// called, is not "still starting" in the answer).
+	pending map[string]PendingSource
 }
 
 // limitKeys are the tools.toolSearch keys that set the sandbox's limits, by limit kind.
@@ -193,7 +197,7 @@ func (b *codeBridge) Search(ctx context.Context, request json.RawMessage) (json.
 		// The script gets [] (no hits is simply an empty list); the model gets the reason in the result.
 		b.notice(b.run.noMatchNotices(req, len(missing) > 0))
 	}
-	b.notice(sourceNotes(missing, time.Now()))
+	b.notePending(missing)
 	return marshalJSON(hits)
 }
 
@@ -243,10 +247,42 @@ func (b *codeBridge) notice(ns []string) {
 	}
 }
 
-func (b *codeBridge) noticesSoFar() []string {
+func (b *codeBridge) notePending(missing []PendingSource) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Clone(b.notices)
+	for _, p := range missing {
+		if b.pending == nil {
+			b.pending = map[string]PendingSource{}
+		}
+		b.pending[p.SourceName] = p
+	}
+}
+
+// noticesSoFar is what the model is told besides the value: the searches' notices, then the sources a search
+// answered without that are still missing from the run now (with their state now).
+func (b *codeBridge) noticesSoFar() []string {
+	b.mu.Lock()
+	out := slices.Clone(b.notices)
+	seen := len(b.pending) > 0
+	b.mu.Unlock()
+	if !seen {
+		return out
+	}
+	var still []PendingSource
+	for _, p := range b.run.refresh().missing() {
+		b.mu.Lock()
+		_, told := b.pending[p.SourceName]
+		b.mu.Unlock()
+		if told {
+			still = append(still, p)
+		}
+	}
+	for _, n := range sourceNotes(still, time.Now()) {
+		if len(out) < maxNotices && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // hiddenCalls returns the calls in the order they were numbered, which is the order the script started them.

@@ -403,3 +403,31 @@ func TestSourceNoteSaysInstalling(t *testing.T) {
 	assert.Equal(t, `Unknown tool: x. Server "memory" is still starting (installing with npx, for 40 s so far, at most 120 s more); `+
 		`retry in a few seconds. Its tools are not in this answer.`, runtime.UnknownWhilePending("x", []runtime.PendingSource{p}, now))
 }
+
+// TestScriptNoticesForgetAServerThatCameUp: a script's first search answers at once without a starting server and
+// the run notes it; the script then reaches that server, which comes up meanwhile. The answer must not tell the
+// model the server is still starting, and a server still missing at the end is still named.
+func TestScriptNoticesForgetAServerThatCameUp(t *testing.T) {
+	rt := newRuntime(t, runtime.ModeCode, nil)
+	feed := newTestFeed(mixedTools(), starting("memory", time.Minute), starting("slow", time.Minute))
+	run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+	require.NoError(t, err)
+	defer run.Close()
+	// The describe of a memory tool waits for the feed to change; the change brings memory up, slow still starting.
+	feed.arm(func() { feed.set(append(mixedTools(), memoryTools()...), starting("slow", time.Minute)) })
+	res := executeIn(t, testCtx(t), run, runtime.ToolSearchCodeName, map[string]any{"code": `
+		const hits = await openclaw.tools.search("web search");
+		const d = await openclaw.tools.describe("mcp:memory:create_entities");
+		return [hits.length > 0, d.id];`})
+	var body struct {
+		Value   []any    `json:"value"`
+		Notices []string `json:"notices"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Content), &body), res.Content)
+	require.Equal(t, []any{true, "mcp:memory:create_entities"}, body.Value, res.Content)
+	for _, n := range body.Notices {
+		assert.NotContains(t, n, `"memory"`, "memory came up during the script: %q is no longer true", n)
+	}
+	require.Len(t, body.Notices, 1, res.Content)
+	assert.Contains(t, body.Notices[0], `Server "slow" is still starting`)
+}
