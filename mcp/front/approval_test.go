@@ -60,9 +60,10 @@ func approvalFront(t *testing.T, cfg runtime.Config, opts *ServerOptions, pins *
 
 // user is a client's user: it answers each approval request with answer and keeps what it was shown.
 type user struct {
-	mu     sync.Mutex
-	asked  []*sdk.ElicitParams
-	answer func(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
+	mu       sync.Mutex
+	asked    []*sdk.ElicitParams
+	answer   func(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
+	answered atomic.Int32 // answers given back to the client's SDK, to be sent to the front
 }
 
 func answering(action string, content map[string]any) *user {
@@ -88,6 +89,7 @@ func (u *user) options() *sdk.ClientOptions {
 		u.mu.Lock()
 		u.asked = append(u.asked, req.Params)
 		u.mu.Unlock()
+		defer u.answered.Add(1)
 		return u.answer(ctx, req.Params)
 	}}
 }
@@ -186,19 +188,22 @@ func TestApprovalUnansweredTimesOut(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client was never told that the approval request was abandoned")
 	}
-	aPromptYesRunsTheNextCall(t, sess, deleted, &late)
+	aPromptYesRunsTheNextCall(t, sess, u, deleted, &late)
 }
 
 // aPromptYesRunsTheNextCall checks, after an approval answered too late, that the late yes ran nothing and that
 // the session is still good: once the user answers promptly (prompt), the next call is approved.
-func aPromptYesRunsTheNextCall(t *testing.T, sess *sdk.ClientSession, deleted *atomic.Int32, prompt *atomic.Bool) {
+// It waits for the late answer to be given (not for a time): the answer then goes to the front before the next
+// call does, so a late yes that ran the tool would show as a second deletion.
+func aPromptYesRunsTheNextCall(t *testing.T, sess *sdk.ClientSession, u *user, deleted *atomic.Int32, prompt *atomic.Bool) {
 	t.Helper()
-	time.Sleep(100 * time.Millisecond) // room for the late answer to arrive, and be dropped
+	require.Eventually(t, func() bool { return u.answered.Load() > 0 }, 30*time.Second, 5*time.Millisecond,
+		"the user gave the late answer")
 	assert.Zero(t, deleted.Load(), "a late yes is not a yes")
 	prompt.Store(true)
 	text, isErr := callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "again"})
 	require.False(t, isErr, text)
-	assert.EqualValues(t, 1, deleted.Load())
+	assert.EqualValues(t, 1, deleted.Load(), "the prompt yes ran the tool once, and the late yes never")
 }
 
 func TestApprovalWithoutElicitationSaysHowToAllow(t *testing.T) {

@@ -470,13 +470,23 @@ func TestFrontToolsModeKeepsItsToolsWhenUpstreamsChange(t *testing.T) {
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { listChanged.Add(1) },
 	}, "")
 	before := listNames(t, sess)
+	// The control twin: an off-mode front on the same servers, whose list does change. Once its client has heard
+	// tools/list_changed for the new tool, a tools-mode front that were to send one for the same change has sent
+	// it too (the same upstream change, the same SDK debounce), and a request answered after it comes behind it.
+	var controlChanged atomic.Int32
+	control := connectStdioWith(t, newTestServer(t, newTestRuntime(t, runtime.ModeOff), src, nil), &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { controlChanged.Add(1) },
+	}, "")
+	listNames(t, control)
 
 	weather.AddTool("air_quality", "Air quality index and pollen levels for a city.", echo("aqi "))
 	require.Eventually(t, func() bool {
 		text, _ := callText(t, sess, "tool_search", map[string]any{"query": "pollen"})
 		return strings.Contains(text, "mcp:weather:air_quality")
 	}, 10*time.Second, 20*time.Millisecond)
-	time.Sleep(100 * time.Millisecond) // well past the SDK's 10 ms notification debounce
+	require.Eventually(t, func() bool { return controlChanged.Load() > 0 }, 10*time.Second, 10*time.Millisecond,
+		"the control twin hears the change")
+	listNames(t, sess) // a round trip behind any notification already sent to this client
 	assert.Zero(t, listChanged.Load(), "the tools the model sees did not change")
 	assert.Equal(t, before, listNames(t, sess))
 }

@@ -73,7 +73,7 @@ func TestRoundTripApprovalUnansweredTimesOut(t *testing.T) {
 	text, isErr := callTool(t, sess, "mcp:repo:delete_repository", map[string]any{"text": "octo/site"})
 	require.True(t, isErr, text)
 	assert.Contains(t, text, "approval of mcp:repo:delete_repository timed out after 1000 ms")
-	aPromptYesRunsTheNextCall(t, sess, deleted, &prompt)
+	aPromptYesRunsTheNextCall(t, sess, u, deleted, &prompt)
 }
 
 // In code mode the script waits suspended across the round trip, longer than its codeTimeoutMs, and two calls

@@ -195,6 +195,16 @@ func TestHangingToolTimesOutButServerStays(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
+	var pings atomic.Int32
+	f.Srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "ping" && err == nil {
+				pings.Add(1) // answered
+			}
+			return res, err
+		}
+	})
 	opts := fastOptions(nil)
 	opts.CallTimeout = 200 * time.Millisecond
 	src := startSource(t, inMemoryConfig("fake"), opts, map[string]dialFunc{"fake": f.dial})
@@ -208,8 +218,10 @@ func TestHangingToolTimesOutButServerStays(t *testing.T) {
 	assert.Equal(t, "fake", se.Server)
 	assert.Equal(t, "call slow", se.Op)
 
-	// The server still answers pings, so it stays up and its other tools work.
-	time.Sleep(300 * time.Millisecond)
+	// The server still answers pings, so it stays up and its other tools work: wait for the ping the timeout
+	// sets off to be answered (the event), not for a time.
+	require.Eventually(t, func() bool { return pings.Load() > 0 }, 30*time.Second, 5*time.Millisecond,
+		"a call that timed out has the server pinged")
 	assert.Equal(t, StateReady, src.Status()[0].State)
 	res, err := call(t, src, "echo", `{"text":"still here"}`)
 	require.NoError(t, err)
