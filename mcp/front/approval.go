@@ -106,19 +106,28 @@ func (c *client) Approve(ctx context.Context, inv *runtime.Invocation) (runtime.
 // questions of round-trip clients have: a script that starts 40 calls at once opens at most
 // MaxPendingRoundTrips forms, and the rest are blocked unasked (errRoundTripsFull) instead of burying the user.
 func (c *client) elicitInline(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	release, err := c.openQuestion()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return c.ss.Elicit(ctx, params)
+}
+
+// openQuestion counts one more open question of this client's user, refused (errRoundTripsFull) once
+// MaxPendingRoundTrips are open, whichever way they are asked; release closes it.
+func (c *client) openQuestion() (release func(), err error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.asking >= MaxPendingRoundTrips {
-		c.mu.Unlock()
 		return nil, errRoundTripsFull
 	}
 	c.asking++
-	c.mu.Unlock()
-	defer func() {
+	return func() {
 		c.mu.Lock()
 		c.asking--
 		c.mu.Unlock()
-	}()
-	return c.ss.Elicit(ctx, params)
+	}, nil
 }
 
 // cannotAsk says why this client's user cannot be asked, or returns "". roundTrip: the call is parked, so a

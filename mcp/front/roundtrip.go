@@ -226,18 +226,11 @@ func (p *parkedCall) wait(ctx context.Context) (*sdk.CallToolResult, error) {
 // ctx (the approval's own deadline) allows.
 func (p *parkedCall) ask(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 	c := p.c
-	c.mu.Lock()
-	if c.asking >= MaxPendingRoundTrips {
-		c.mu.Unlock()
-		return nil, errRoundTripsFull
+	release, err := c.openQuestion()
+	if err != nil {
+		return nil, err
 	}
-	c.asking++
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.asking--
-		c.mu.Unlock()
-	}()
+	defer release()
 	a := &pendingAsk{params: params, answer: make(chan *sdk.ElicitResult, 1)}
 	select {
 	case p.asks <- a:
