@@ -11,9 +11,30 @@ import (
 // when one starts or ends.
 func groupActivity(pgid int) activity {
 	var a activity
+	eachLiveInGroup(pgid, func(pid int, f []string) {
+		utime, _ := strconv.ParseUint(f[11], 10, 64)
+		stime, _ := strconv.ParseUint(f[12], 10, 64)
+		a.cpuTicks += utime + stime
+		a.pids += uint64(pid)
+		if io, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io"); err == nil {
+			for _, line := range strings.Split(string(io), "\n") {
+				name, value, ok := strings.Cut(line, ": ")
+				if ok && (name == "rchar" || name == "wchar") {
+					n, _ := strconv.ParseUint(value, 10, 64)
+					a.ioBytes += n
+				}
+			}
+		}
+	})
+	return a
+}
+
+// eachLiveInGroup calls fn for every process of group pgid that is not a zombie, with the fields of its
+// /proc/<pid>/stat after the command name (f[0] the state, f[2] the group, f[11] and f[12] utime and stime).
+func eachLiveInGroup(pgid int, fn func(pid int, f []string)) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return a
+		return
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -30,26 +51,11 @@ func groupActivity(pgid int) activity {
 			continue
 		}
 		f := strings.Fields(string(stat[i+1:]))
-		// f[0] is the state, f[2] the process group, f[11] and f[12] utime and stime in clock ticks.
 		if len(f) < 13 || f[0] == "Z" {
 			continue
 		}
-		if g, _ := strconv.Atoi(f[2]); g != pgid {
-			continue
-		}
-		utime, _ := strconv.ParseUint(f[11], 10, 64)
-		stime, _ := strconv.ParseUint(f[12], 10, 64)
-		a.cpuTicks += utime + stime
-		a.pids += uint64(pid)
-		if io, err := os.ReadFile("/proc/" + e.Name() + "/io"); err == nil {
-			for _, line := range strings.Split(string(io), "\n") {
-				name, value, ok := strings.Cut(line, ": ")
-				if ok && (name == "rchar" || name == "wchar") {
-					n, _ := strconv.ParseUint(value, 10, 64)
-					a.ioBytes += n
-				}
-			}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			fn(pid, f)
 		}
 	}
-	return a
 }

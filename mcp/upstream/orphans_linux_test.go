@@ -86,27 +86,7 @@ func running(pid int) bool {
 
 // groupAlive reports whether any process that is not a zombie is in process group pgid.
 func groupAlive(pgid int) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		_, rest, ok := strings.Cut(string(stat), ") ")
-		fields := strings.Fields(rest)
-		if !ok || len(fields) < 3 || fields[0] == "Z" {
-			continue
-		}
-		if g, _ := strconv.Atoi(fields[2]); g == pgid && running(pid) {
-			return true
-		}
-	}
-	return false
+	alive := false
+	eachLiveInGroup(pgid, func(int, []string) { alive = true })
+	return alive
 }
