@@ -63,6 +63,8 @@ var dependencyRules = []dependencyRule{
 		reason: "mcptest is what the MCP packages' tests share; no program needs it"},
 	{pkg: "", forbidden: []string{"./internal/testskip"}, except: []string{"mcp/internal/mcptest"},
 		reason: "testskip is for tests (and mcptest, which only tests import); no program needs it"},
+	{pkg: "", forbidden: []string{"./internal/npmpins"},
+		reason: "npmpins reads the npm servers the tests pin; no program needs it"},
 	{pkg: "gateway", forbidden: []string{"github.com/modelcontextprotocol/go-sdk", "./mcp"},
 		reason: "the gateway asks the runtime; MCP is wired by the caller"},
 	{pkg: "", forbidden: otelSDK, except: []string{"internal/otelsetup", "cmd/toolsearch"},

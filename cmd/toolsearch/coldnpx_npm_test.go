@@ -9,60 +9,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/internal/npmpins"
 )
 
 // This file is built with -tags npm (.ci/run runs it): it installs real packages from the npm registry.
 
-// pinnedNPMServer is one real MCP server pinned in mcp/testdata/npm/package.json, as servers.json there says to
-// start it with `npx -y` and to find and call one harmless tool of it.
-type pinnedNPMServer struct {
-	Pkg       string            // name@version
-	Name      string            `json:"name"`
-	Args      []string          `json:"args"`
-	Env       map[string]string `json:"env"`
-	Query     string            `json:"query"`
-	Tool      string            `json:"tool"`
-	Arguments json.RawMessage   `json:"arguments"`
-	Expect    string            `json:"expect"`
-}
-
 // pinnedNPMServers reads the pinned servers, "{dir}" in their args and env replaced by dir.
-func pinnedNPMServers(t *testing.T, dir string) []pinnedNPMServer {
+func pinnedNPMServers(t *testing.T, dir string) []npmpins.Server {
 	t.Helper()
-	npmDir := filepath.Join("..", "..", "mcp", "testdata", "npm")
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	var specs struct {
-		Servers map[string]pinnedNPMServer `json:"servers"`
-	}
-	for file, v := range map[string]any{"package.json": &pkg, "servers.json": &specs} {
-		data, err := os.ReadFile(filepath.Join(npmDir, file))
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(data, v), file)
-	}
-	var out []pinnedNPMServer
-	for name, version := range pkg.Dependencies {
-		s, ok := specs.Servers[name]
-		require.True(t, ok, "servers.json says how to start and call %s", name)
-		s.Pkg = name + "@" + version
-		for i, a := range s.Args {
-			s.Args[i] = strings.ReplaceAll(a, "{dir}", dir)
-		}
-		for k, v := range s.Env {
-			s.Env[k] = strings.ReplaceAll(v, "{dir}", dir)
-		}
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Pkg < out[j].Pkg })
-	return out
+	servers, err := npmpins.Read(filepath.Join("..", "..", "mcp", "testdata", "npm"), dir)
+	require.NoError(t, err)
+	return servers
 }
 
 // TestColdNpxFirstScriptAtConnectCallsEachServer is the newcomer's first contact with eight real `npx -y`

@@ -4,12 +4,9 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
-	"github.com/toolsearch/toolsearch/internal/testskip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolsearch/toolsearch/catalog"
+	"github.com/toolsearch/toolsearch/internal/npmpins"
+	"github.com/toolsearch/toolsearch/internal/testskip"
 )
 
 // This file is built with -tags npm (.ci/run runs it): it installs real packages from the npm registry, which
@@ -40,51 +39,13 @@ func requireNPX(t *testing.T, pkg string) string {
 	return npx
 }
 
-// npmServer is one real MCP server pinned in mcp/testdata/npm/package.json, as servers.json says to start and
-// call it.
-type npmServer struct {
-	Pkg       string            // name@version, as package.json pins it
-	Name      string            `json:"name"`
-	Args      []string          `json:"args"`
-	Env       map[string]string `json:"env"`
-	Tool      string            `json:"tool"`
-	Arguments json.RawMessage   `json:"arguments"`
-	Expect    string            `json:"expect"`
-}
-
 // pinnedServers are the real MCP servers the tests use, sorted by package, with "{dir}" in their args and env
-// replaced by dir. Every package pinned must say in servers.json how it is started and called.
-func pinnedServers(t *testing.T, dir string) []npmServer {
+// replaced by dir.
+func pinnedServers(t *testing.T, dir string) []npmpins.Server {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "npm", "package.json"))
+	servers, err := npmpins.Read(filepath.Join("..", "testdata", "npm"), dir)
 	require.NoError(t, err)
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	require.NoError(t, json.Unmarshal(data, &pkg))
-	data, err = os.ReadFile(filepath.Join("..", "testdata", "npm", "servers.json"))
-	require.NoError(t, err)
-	var specs struct {
-		Servers map[string]npmServer `json:"servers"`
-	}
-	require.NoError(t, json.Unmarshal(data, &specs))
-	var out []npmServer
-	for name, version := range pkg.Dependencies {
-		s, ok := specs.Servers[name]
-		require.True(t, ok, "servers.json says how to start and call %s", name)
-		s.Pkg = name + "@" + version
-		for i, a := range s.Args {
-			s.Args[i] = strings.ReplaceAll(a, "{dir}", dir)
-		}
-		for k, v := range s.Env {
-			s.Env[k] = strings.ReplaceAll(v, "{dir}", dir)
-		}
-		out = append(out, s)
-	}
-	require.Len(t, out, len(specs.Servers), "servers.json describes only pinned packages")
-	sort.Slice(out, func(i, j int) bool { return out[i].Pkg < out[j].Pkg })
-	require.NotEmpty(t, out)
-	return out
+	return servers
 }
 
 // cpuHogs starts n processes that keep a core busy each, as a build running beside the front, and ends them
@@ -179,7 +140,7 @@ func TestColdNpxInstallUnderLoadIsNeverInterrupted(t *testing.T) {
 }
 
 // callEach calls each server's harmless tool (servers.json) through src and checks its answer.
-func callEach(ctx context.Context, t *testing.T, src *Source, servers []npmServer) {
+func callEach(ctx context.Context, t *testing.T, src *Source, servers []npmpins.Server) {
 	t.Helper()
 	tools := map[string]catalog.Tool{}
 	for _, tool := range src.Tools() {
