@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -111,10 +112,10 @@ type codeBridge struct {
 	mu      sync.Mutex
 	hidden  []HiddenCall
 	notices []string // distinct, at most maxNotices
-	// pending are the sources a search answered without, by source name, as last seen: told to the model only
+	// pending are the sources a search answered without, by source name: told to the model only
 	// if they are still missing when the script ends (a server that came up later in the run, and was perhaps
 	// called, is not "still starting" in the answer).
-	pending map[string]PendingSource
+	pending map[string]bool
 }
 
 // limitKeys are the tools.toolSearch keys that set the sandbox's limits, by limit kind.
@@ -252,9 +253,9 @@ func (b *codeBridge) notePending(missing []PendingSource) {
 	defer b.mu.Unlock()
 	for _, p := range missing {
 		if b.pending == nil {
-			b.pending = map[string]PendingSource{}
+			b.pending = map[string]bool{}
 		}
-		b.pending[p.SourceName] = p
+		b.pending[p.SourceName] = true
 	}
 }
 
@@ -263,17 +264,14 @@ func (b *codeBridge) notePending(missing []PendingSource) {
 func (b *codeBridge) noticesSoFar() []string {
 	b.mu.Lock()
 	out := slices.Clone(b.notices)
-	seen := len(b.pending) > 0
+	told := maps.Clone(b.pending)
 	b.mu.Unlock()
-	if !seen {
+	if len(told) == 0 {
 		return out
 	}
 	var still []PendingSource
 	for _, p := range b.run.refresh().missing() {
-		b.mu.Lock()
-		_, told := b.pending[p.SourceName]
-		b.mu.Unlock()
-		if told {
+		if told[p.SourceName] {
 			still = append(still, p)
 		}
 	}
