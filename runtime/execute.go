@@ -366,18 +366,42 @@ func searchIn(ctx context.Context, st *runState, req searchRequest) ([]catalog.H
 	return st.cat.SearchBatch(ctx, req.queries, req.limit)
 }
 
-// goodAnswer reports whether hits answer req without the sources still starting: there are hits, and no word
-// of any query is missing from every tool of st (a word no ready tool has may be a starting server's).
+// goodAnswer reports whether hits answer req without the sources still starting: there are hits, no word of any
+// query is missing from every tool of st (a word no ready tool has may be a starting server's), and no query
+// names a server still starting ("current time" while the server "time" starts: its tools are the likeliest
+// answer, though ready servers have both words).
 func goodAnswer(st *runState, req searchRequest, hits []catalog.Hit) bool {
 	if len(hits) == 0 {
 		return false
 	}
 	for _, q := range req.queries {
-		if len(st.cat.Unmatched(q)) > 0 {
+		if len(st.cat.Unmatched(q)) > 0 || namesStartingSource(q, st.pending) {
 			return false
 		}
 	}
 	return true
+}
+
+// namesStartingSource reports whether a word of query is a word of the name of a source still starting.
+func namesStartingSource(query string, pending []PendingSource) bool {
+	var queryWords map[string]bool
+	for _, p := range pending {
+		if !p.Starting {
+			continue
+		}
+		if queryWords == nil {
+			queryWords = map[string]bool{}
+			for _, w := range catalog.Words(query) {
+				queryWords[w] = true
+			}
+		}
+		for _, w := range catalog.Words(p.Name + " " + p.SourceName) {
+			if queryWords[w] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lookup resolves an id or name the model wrote to a tool the policy allows now. An id the run does not know

@@ -303,6 +303,41 @@ func TestSearchAnswersAtOnceBesideAHungServer(t *testing.T) {
 	}
 }
 
+// A search that names a server still starting waits for it, although ready tools have every word of it: its
+// tools are the likeliest answer ("current time" while the server "time" starts, beside a file tool that shows a
+// modification time). The wait ends when the server lists them.
+func TestSearchNamingAStartingServerWaitsForIt(t *testing.T) {
+	timeTools := []catalog.Tool{{
+		Source: catalog.SourceMCP, SourceName: "time", Name: "current_time",
+		Description: "Get the current time in a time zone.", Handler: okHandler("current_time"),
+	}}
+	info := pluginTool("file_info", "Show a file's size and its last modification time.")
+	info.SourceName = "core"
+	ready := append(mixedTools(), info)
+	cat, err := catalog.New(ready, nil)
+	require.NoError(t, err)
+	require.Empty(t, cat.Unmatched("current time"), "ready tools have every word of the request")
+	for _, mode := range []runtime.Mode{runtime.ModeTools, runtime.ModeCode} {
+		t.Run(string(mode), func(t *testing.T) {
+			rt := newRuntime(t, mode, nil)
+			feed := newTestFeed(ready, starting("time", time.Minute))
+			run, err := rt.StartRun(context.Background(), runtime.RunRequest{SessionID: "s", Feed: feed, MaxSourceWait: time.Minute})
+			require.NoError(t, err)
+			defer run.Close()
+			feed.arm(func() { feed.set(append(ready, timeTools...)) })
+			var res *runtime.CallResult
+			if mode == runtime.ModeCode {
+				res = executeIn(t, testCtx(t), run, runtime.ToolSearchCodeName, map[string]any{"code": `
+					return (await openclaw.tools.search("current time")).map(x => x.id)`})
+			} else {
+				res = executeIn(t, testCtx(t), run, runtime.ToolSearchName, map[string]any{"query": "current time"})
+			}
+			assert.Contains(t, res.Content, "mcp:time:current_time")
+			assert.NotContains(t, res.Content, "still starting")
+		})
+	}
+}
+
 // A search whose words no ready tool has waits for the server still starting, and reports progress while it
 // waits, naming it.
 func TestWaitReportsProgress(t *testing.T) {

@@ -11,6 +11,8 @@
 // elicitation capability (form mode) and answers every elicitation/create that way after delayMs ("never" leaves
 // it unanswered); without "elicit" the client declares no elicitation, as many clients do. What the server asked
 // is printed as "elicitations": [{message, requestedSchema, mode}].
+// "then": [calls] are sent, all at once again, after every call of "calls" has been answered (their results
+// follow the first ones).
 // "resetTimeoutOnProgress": true makes each call ask for progress notifications and restart its request timeout
 // (the SDK's 60 s unless "timeoutMs" says otherwise) on each one, as the SDK lets a client do; each call's result
 // then counts them in "progress".
@@ -77,27 +79,27 @@ for (const what of spec.lists ?? []) {
     ),
   );
 }
-for (const call of spec.calls ?? []) {
+const callAll = (calls) => calls.map((call) => {
   const sent = performance.now();
   let progress = 0;
   const options = spec.resetTimeoutOnProgress
     ? { onprogress: () => progress++, resetTimeoutOnProgress: true, timeout: spec.timeoutMs }
     : { timeout: spec.timeoutMs };
-  requests.push(
-    client.callTool({ name: call.name, arguments: call.arguments ?? {} }, undefined, options).then(
-      (r) => ({
-        progress,
-        name: call.name,
-        sentAfterInitializeMs: Math.round(sent - initialized),
-        tookMs: Math.round(performance.now() - sent),
-        isError: Boolean(r.isError),
-        text: (r.content ?? []).map((c) => (c.type === "text" ? c.text : JSON.stringify(c))).join("\n"),
-      }),
-      (e) => ({ name: call.name, sentAfterInitializeMs: Math.round(sent - initialized), error: String(e?.message ?? e) }),
-    ),
+  return client.callTool({ name: call.name, arguments: call.arguments ?? {} }, undefined, options).then(
+    (r) => ({
+      progress,
+      name: call.name,
+      sentAfterInitializeMs: Math.round(sent - initialized),
+      tookMs: Math.round(performance.now() - sent),
+      isError: Boolean(r.isError),
+      text: (r.content ?? []).map((c) => (c.type === "text" ? c.text : JSON.stringify(c))).join("\n"),
+    }),
+    (e) => ({ name: call.name, sentAfterInitializeMs: Math.round(sent - initialized), error: String(e?.message ?? e) }),
   );
-}
+});
+requests.push(...callAll(spec.calls ?? []));
 out.results = await Promise.all(requests);
+out.results.push(...(await Promise.all(callAll(spec.then ?? []))));
 out.elicitations = elicitations;
 await client.close();
 process.stdout.write(JSON.stringify(out) + "\n");
