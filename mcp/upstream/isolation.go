@@ -91,10 +91,35 @@ func (c *clientScope) session(ctx context.Context, u *server, op string) (*sdk.C
 // start connects the client's own session of u. A session that fails to start is forgotten, so that the next
 // call tries again; one that ends later is forgotten when it ends.
 func (c *clientScope) start(u *server, is *isolatedSession) {
-	ctx, cancel := context.WithTimeout(c.src.ctx, u.startTimeout())
-	defer cancel()
+	// A package runner's start is clocked from its last sign of progress, as the shared session's is: a client's
+	// own `npx -y` may be the one that installs (beside the shared session's install, or after a cache was
+	// cleared), and an install cut short breaks the runner's cache for every later start.
+	ctx, cancel := context.WithCancelCause(c.src.ctx)
+	var mu sync.Mutex
+	var started *dialed
+	sample := func() activity {
+		mu.Lock()
+		conn := started
+		mu.Unlock()
+		if conn == nil || conn.pgid <= 0 {
+			return activity{}
+		}
+		return groupActivity(conn.pgid)
+	}
+	clocked := make(chan struct{})
+	go func() {
+		defer close(clocked)
+		startClock(ctx, u.config(), time.Now(), u.startTimeout(), cancel, sample, nil)
+	}()
+	defer func() {
+		cancel(nil)
+		<-clocked
+	}()
 	defer close(is.ready)
 	conn, err := u.dial(ctx, u)
+	mu.Lock()
+	started = conn
+	mu.Unlock()
 	if err != nil {
 		is.err = fmt.Errorf("start a session of the client's own: %w", err)
 		c.forget(u, is)

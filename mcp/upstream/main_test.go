@@ -92,8 +92,14 @@ func runChild(behavior string) int {
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		return 2
 	case "install":
-		// A runner installing: busy, silent, deaf to stdin, for INSTALL_SECONDS; then a server.
+		// A runner installing: busy, silent, deaf to stdin, for INSTALL_SECONDS; then a server. With
+		// INSTALL_IF_FILE set, only once that file exists (a later start installs, the first does not).
 		secs, _ := strconv.Atoi(os.Getenv("INSTALL_SECONDS"))
+		if marker := os.Getenv("INSTALL_IF_FILE"); marker != "" {
+			if _, err := os.Stat(marker); err != nil {
+				secs = 0
+			}
+		}
 		for end := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(end); {
 		}
 	case "broken-install":

@@ -59,11 +59,26 @@ func (u *server) activity() activity {
 	return a
 }
 
-// clockStart ends the attempt whose context cancel cancels when it runs out of time: for a package runner, after
-// the start timeout without progress (or MaxProgressingStart in all); for any other server, after the start
-// timeout. The cause given to cancel wraps context.DeadlineExceeded and says which. It returns once ctx ends.
+// clockStart is startClock for an attempt of u's shared session: its progress pushes back u's deadline (what
+// the model is told it may wait for) and names the runner installing.
 func (u *server) clockStart(ctx context.Context, began time.Time, timeout time.Duration, cancel context.CancelCauseFunc) {
-	cfg := u.config()
+	startClock(ctx, u.config(), began, timeout, cancel, u.activity, func(runner string, next time.Time) {
+		u.mu.Lock()
+		u.installer = runner
+		if u.deadline.Before(next) {
+			u.deadline = next
+		}
+		u.mu.Unlock()
+	})
+}
+
+// startClock ends the attempt whose context cancel cancels when it runs out of time: for a package runner, after
+// the start timeout without progress (or MaxProgressingStart in all); for any other server, after the start
+// timeout. The cause given to cancel wraps context.DeadlineExceeded and says which. sample reads the attempt's
+// activity; progressed, when set, hears of each sign of progress with the deadline it pushes the start to. It
+// returns once ctx ends.
+func startClock(ctx context.Context, cfg ServerConfig, began time.Time, timeout time.Duration, cancel context.CancelCauseFunc,
+	sample func() activity, progressed func(runner string, next time.Time)) {
 	runner, isRunner := packageRunner(cfg.Command, cfg.Args)
 	if !isRunner || cfg.URL != "" {
 		timer := time.NewTimer(timeout)
@@ -78,25 +93,22 @@ func (u *server) clockStart(ctx context.Context, began time.Time, timeout time.D
 	limit := began.Add(max(progressingStartCap, 2*timeout))
 	tick := time.NewTicker(min(progressSample, timeout/4))
 	defer tick.Stop()
-	last, prev := began, u.activity()
+	last, prev := began, sample()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			cur := u.activity()
+			cur := sample()
 			if cur.progressedSince(prev) {
 				last = now
-				u.mu.Lock()
-				u.installer = runner
-				next := now.Add(timeout)
-				if next.After(limit) {
-					next = limit
+				if progressed != nil {
+					next := now.Add(timeout)
+					if next.After(limit) {
+						next = limit
+					}
+					progressed(runner, next)
 				}
-				if u.deadline.Before(next) {
-					u.deadline = next
-				}
-				u.mu.Unlock()
 			}
 			prev = cur
 			switch {

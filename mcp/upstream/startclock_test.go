@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolsearch/toolsearch/mcp/internal/seam"
 )
 
 // A package runner that works longer than its start timeout is not stopped while it shows progress; one that
@@ -130,4 +133,59 @@ func TestRunnerStartIsCappedWhileProgressing(t *testing.T) {
 	assert.ErrorIs(t, st.Err, context.DeadlineExceeded)
 	assert.Contains(t, st.Err.Error(), "the most a start may take even while npx works")
 	assert.GreaterOrEqual(t, time.Since(began), 2*timeout, "its progress kept it past the start timeout until the cap")
+}
+
+// A client's own session of a per-client server is clocked as the shared one is: a package runner that installs
+// for three start timeouts when the client's session starts is not stopped, while the same work by a command that
+// is no runner (the control) is stopped by the plain timeout. The shared sessions start at once; the install is
+// switched on before the clients call.
+func TestPerClientRunnerStartCountsFromLastProgress(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("progress is sampled from /proc, which this system lacks")
+	}
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx")
+	require.NoError(t, os.Symlink(os.Args[0], npx))
+	marker := filepath.Join(dir, "install-now")
+	const timeout = 2 * time.Second
+	perClient := func(command string) ServerConfig {
+		cfg := childConfig("install")
+		cfg.Command = command
+		cfg.Env["INSTALL_SECONDS"] = "6" // three start timeouts
+		cfg.Env["INSTALL_IF_FILE"] = marker
+		cfg.Isolation = IsolationPerClient
+		return cfg
+	}
+	opts := fastOptions(nil)
+	opts.StartTimeout = timeout
+	opts.RetryDelay, opts.MaxRetryDelay = time.Hour, time.Hour
+	cfg := &Config{Servers: map[string]ServerConfig{"installing": perClient(npx), "control": perClient(os.Args[0])}}
+	src, err := New(t.Context(), cfg, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
+	for _, name := range []string{"installing", "control"} {
+		require.Equal(t, StateReady, statusOf(t, src, name).State, "%s's shared session started at once", name)
+	}
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+
+	call := func(server string) (time.Duration, error) {
+		c := testClient(src)
+		defer c.Close()
+		for _, tool := range src.Tools() {
+			if tool.SourceName == server && tool.Name == "echo" {
+				began := time.Now()
+				_, err := tool.Handler.Call(seam.WithCall(t.Context(), &seam.Call{Client: c}), json.RawMessage(`{"text":"x"}`))
+				return time.Since(began), err
+			}
+		}
+		t.Fatalf("no echo tool of %s", server)
+		return 0, nil
+	}
+	took, err := call("installing")
+	require.NoError(t, err, "the client's own runner worked past the start timeout and was not stopped")
+	assert.Greater(t, took, timeout)
+	_, err = call("control")
+	require.Error(t, err, "the control's work outlasts the start timeout")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorContains(t, err, "no answer within 2s")
 }
