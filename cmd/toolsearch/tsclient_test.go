@@ -383,7 +383,9 @@ type approvalConfig struct {
 func (c approvalConfig) write(t *testing.T) string {
 	t.Helper()
 	if c.approvalMs == 0 {
-		c.approvalMs = 1000
+		// An approval ends when the client answers; only a test of the timeout itself sets a short one. A bound of
+		// a second was missed on a busy machine by a client that answered at once.
+		c.approvalMs = 60_000
 	}
 	pin := ""
 	if c.pinFile != "" {
@@ -509,7 +511,7 @@ func TestTSClientApprovals(t *testing.T) {
 
 	for _, tc := range []struct {
 		action, want, approval string
-		blockedAfterMs         int
+		blockedAfterMs         int // also the approval timeout when set (the default is long: answers end it)
 	}{
 		{"decline", "Tool call blocked: the user declined to run mcp:mail:send_email.", runtime.ApprovalDeclined, 0},
 		{"cancel", "the user dismissed the approval of mcp:mail:send_email without approving it", runtime.ApprovalDeclined, 0},
@@ -518,7 +520,7 @@ func TestTSClientApprovals(t *testing.T) {
 		t.Run(tc.action, func(t *testing.T) {
 			t.Parallel()
 			logs := t.TempDir()
-			spec := stdioSpec(bin, approvalConfig{mode: "tools"}.write(t), logs, []map[string]any{held})
+			spec := stdioSpec(bin, approvalConfig{mode: "tools", approvalMs: tc.blockedAfterMs}.write(t), logs, []map[string]any{held})
 			spec["elicit"] = map[string]any{"action": tc.action}
 			res := tsCall(t, node, script, spec)
 			require.Len(t, res.Results, 1)
