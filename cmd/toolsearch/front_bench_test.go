@@ -214,9 +214,9 @@ func BenchmarkServeFrontCPU(b *testing.B) {
 	}
 }
 
-// httpServe starts cmd, which prints its streamable-HTTP URL on a line of standard output, and returns the URL;
-// the process group ends with the test.
-func httpServe(tb testing.TB, cmd *exec.Cmd, fromStderr bool) string {
+// httpServe starts cmd, which prints its streamable-HTTP URL on a line of standard output, and returns the URL
+// and the process's id; the process group ends with the test.
+func httpServe(tb testing.TB, cmd *exec.Cmd, fromStderr bool) (string, int) {
 	tb.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out *bufio.Scanner
@@ -230,9 +230,16 @@ func httpServe(tb testing.TB, cmd *exec.Cmd, fromStderr bool) string {
 		out = bufio.NewScanner(r)
 	}
 	require.NoError(tb, cmd.Start())
-	tb.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+	tb.Cleanup(func() { // as a service manager stops it: SIGTERM, then SIGKILL if it outstays 10 s
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
 	})
 	for out.Scan() {
 		line := out.Text()
@@ -242,11 +249,11 @@ func httpServe(tb testing.TB, cmd *exec.Cmd, fromStderr bool) string {
 				for out.Scan() {
 				}
 			}()
-			return url
+			return url, cmd.Process.Pid
 		}
 	}
 	tb.Fatalf("%s printed no address", cmd.Path)
-	return ""
+	return "", 0
 }
 
 // httpClients are the benchmark's concurrent streamable-HTTP clients.
@@ -302,11 +309,14 @@ func httpSessions(ctx context.Context, tb testing.TB, url string, n int) []*sdk.
 // (tools mode, tool_call, in front of the echo server on stdio) against its peer, the echo server's own
 // streamable HTTP called directly. Each iteration is one round of each (every client makes 20 calls), the
 // peer's first; the figures are the calls per second of each (`front-calls/s`, `peer-calls/s`, and `x-peer`,
-// the front's share of the peer's) and the 99th percentile of one call's latency (`front-p99-ms`,
-// `peer-p99-ms`, `p99-x-peer`). Every answer is checked; the correctness twin is TestServeHTTP50Twin.
+// the front's share of the peer's), the 99th percentile of one call's latency (`front-p99-ms`, `peer-p99-ms`,
+// `p99-x-peer`), and the CPU time per call of the front process alone and of the peer (`front-cpu-ns/call`,
+// `peer-cpu-ns/call`): on a machine whose cores the clients, the front and the servers share, the
+// throughput follows the CPU all of them spend per call. Every answer is checked; the correctness twin is
+// TestServeHTTP50Twin.
 func BenchmarkServeHTTP50(b *testing.B) {
 	ctx := context.Background()
-	peer, front := startHTTPPair(b)
+	peer, front, peerPID, frontPID := startHTTPPair(b)
 	peerS, frontS := httpSessions(ctx, b, peer, httpClients), httpSessions(ctx, b, front, httpClients)
 	direct := func(text string) (*sdk.CallToolParams, string) {
 		return &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}}, "echo: " + text
@@ -317,12 +327,15 @@ func BenchmarkServeHTTP50(b *testing.B) {
 	const calls = 20
 	var peerWall, frontWall time.Duration
 	var peerLat, frontLat []time.Duration
+	var peerCPU, frontCPU int64
 	b.ResetTimer()
 	for b.Loop() {
+		c := processCPUOf(b, peerPID)
 		w, l := httpRound(ctx, b, peerS, calls, direct)
-		peerWall, peerLat = peerWall+w, append(peerLat, l...)
+		peerWall, peerLat, peerCPU = peerWall+w, append(peerLat, l...), peerCPU+processCPUOf(b, peerPID)-c
+		c = processCPUOf(b, frontPID)
 		w, l = httpRound(ctx, b, frontS, calls, tools)
-		frontWall, frontLat = frontWall+w, append(frontLat, l...)
+		frontWall, frontLat, frontCPU = frontWall+w, append(frontLat, l...), frontCPU+processCPUOf(b, frontPID)-c
 	}
 	b.StopTimer()
 	total := float64(b.N * httpClients * calls)
@@ -334,17 +347,19 @@ func BenchmarkServeHTTP50(b *testing.B) {
 	b.ReportMetric(float64(fp.Microseconds())/1000, "front-p99-ms")
 	b.ReportMetric(float64(pp.Microseconds())/1000, "peer-p99-ms")
 	b.ReportMetric(float64(fp)/float64(pp), "p99-x-peer")
+	b.ReportMetric(float64(frontCPU)/total, "front-cpu-ns/call")
+	b.ReportMetric(float64(peerCPU)/total, "peer-cpu-ns/call")
 }
 
 // startHTTPPair starts the echo server on streamable HTTP and `toolsearch mcp serve --http` in front of the
-// echo server on stdio, and returns both URLs.
-func startHTTPPair(tb testing.TB) (peer, front string) {
+// echo server on stdio, and returns both URLs and process ids.
+func startHTTPPair(tb testing.TB) (peer, front string, peerPID, frontPID int) {
 	peerCmd := exec.Command(os.Args[0], "-test.run=^$")
 	peerCmd.Env = append(os.Environ(), echoEnv+"=http")
-	peer = httpServe(tb, peerCmd, false)
-	front = httpServe(tb, exec.Command(benchFrontBinary(tb), "mcp", "serve", "--config", echoConfig(tb), "--mode", "tools",
+	peer, peerPID = httpServe(tb, peerCmd, false)
+	front, frontPID = httpServe(tb, exec.Command(benchFrontBinary(tb), "mcp", "serve", "--config", echoConfig(tb), "--mode", "tools",
 		"--http", "127.0.0.1:0"), true)
-	return peer, front
+	return peer, front, peerPID, frontPID
 }
 
 // TestServeFrontEchoTwin is the correctness twin of BenchmarkServeFrontCPU: in every mode, calls through the
@@ -379,7 +394,7 @@ func TestServeHTTP50Twin(t *testing.T) {
 		t.Skip("starts the toolsearch binary")
 	}
 	ctx := context.Background()
-	peer, front := startHTTPPair(t)
+	peer, front, _, _ := startHTTPPair(t)
 	direct := func(text string) (*sdk.CallToolParams, string) {
 		return &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}}, "echo: " + text
 	}
