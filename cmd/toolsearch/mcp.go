@@ -81,6 +81,10 @@ results and search queries in spans (they can hold secrets).
                        answered without them (default 55s, within the TypeScript SDK's 60 s request timeout; at
                        most 15m); the wait sends progress notifications every 2 s, so raise it for a client that
                        resets its request timeout on progress, and cold npx installs on a busy machine are waited for
+
+Between two garbage collections the heap may grow 32 MiB past what is live (a proxy's live heap is small and its
+garbage short-lived, so collecting at Go's default pace cost a third of its CPU per call); with GOGC set (GOGC=100
+is Go's default) the collector is left to it, and GOMEMLIMIT bounds the heap as it always does.
 `
 
 // tokenEnv holds the bearer token of `mcp serve --http`, for those who keep it out of the process list.
@@ -346,6 +350,7 @@ func selfReferences(cfg *upstream.Config) []string {
 
 func serveMCP(ctx context.Context, lc *config.Config, cfg runtime.Config, sf serveFlags,
 	stdin io.Reader, stdout, stderr io.Writer) int {
+	defer keepHeapFloor(proxyHeapFloor)()
 	servers := lc.Servers
 	level := slog.LevelWarn
 	srcOpts := &upstream.Options{Progress: stderr, ChildEnv: childEnv()}

@@ -129,7 +129,7 @@ var (
 )
 
 // toolsearchBinary builds the toolsearch binary once for the package's tests (removed by TestMain).
-func toolsearchBinary(t *testing.T) string {
+func toolsearchBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "toolsearch-bin-"); binErr != nil {
