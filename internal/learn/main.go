@@ -48,6 +48,7 @@ func main() {
 	corpora := flag.String("corpora", filepath.Join(root, "..", "shared", "corpora"), "the directory holding toollens_train/")
 	out := flag.String("out", filepath.Join(root, "catalog", "learned_weights.go"), "the generated Go file; empty: write nothing")
 	toolbench := flag.String("toolbench", os.Getenv("TOOLSEARCH_TOOLBENCH"), "StableToolBench's solvable_queries/test_instruction directory (ToolBench's long requests); empty: not used")
+	only := flag.String("sets", "", "train only on these sets (comma-separated names; the others are reported as never trained on); empty: every set but multineed-holdout")
 	every := flag.Int("toollens-every", 4, "train on every n-th ToolLens query (all are evaluated)")
 	lambdas := flag.String("lambdas", "0.1,0.3,1", "the regularisation strengths tried; leave-one-dataset-out picks one per class")
 	iters := flag.Int("iters", 150, "gradient steps per fit")
@@ -69,6 +70,22 @@ func main() {
 	sets, err := loadSets(root, *corpora, *toolbench)
 	if err != nil {
 		fail(err)
+	}
+	if *only != "" {
+		if *out != "" {
+			fail(fmt.Errorf("-sets is an experiment: use it with -out ''"))
+		}
+		keep := map[string]bool{}
+		for _, n := range strings.Split(*only, ",") {
+			keep[strings.TrimSpace(n)] = true
+		}
+		for i := range sets {
+			sets[i].train = sets[i].train && keep[sets[i].Name]
+			delete(keep, sets[i].Name)
+		}
+		if len(keep) > 0 {
+			fail(fmt.Errorf("-sets: no training set %v", keep))
+		}
 	}
 	start := time.Now()
 	var data []*setData
@@ -217,7 +234,7 @@ func missesRule(held, today, bm25 devset.Metrics) string {
 	const eps = 1e-9
 	var why []string
 	if held.Hit1 < today.Hit1-eps {
-		why = append(why, fmt.Sprintf("hit@1 %.3f below the first stage's %.3f", held.Hit1, today.Hit1))
+		why = append(why, fmt.Sprintf("hit@1 %.4f below the first stage's %.4f", held.Hit1, today.Hit1))
 	}
 	if held.Hit1 < bm25.Hit1+bm25Margin-eps {
 		why = append(why, fmt.Sprintf("hit@1 %.3f below plain BM25's + %.2f (%.3f)", held.Hit1, bm25Margin, bm25.Hit1+bm25Margin))

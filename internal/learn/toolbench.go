@@ -94,7 +94,7 @@ func loadToolBench(dir string) (devset.Set, error) {
 	if err != nil {
 		return devset.Set{}, err
 	}
-	return devset.New("toolbench", fmt.Sprintf("%d RapidAPI tools, %d long requests with 1-5 needs (ToolBench, StableToolBench's solvable set)", len(entries), len(queries)), file, queries)
+	return devset.New("toolbench", fmt.Sprintf("%s RapidAPI tools, %d long requests with 1-6 needs (ToolBench, StableToolBench's solvable set)", thousands(len(entries)), len(queries)), file, queries)
 }
 
 // safeName lower-cases s and keeps letters, digits, '_' and '-', every other run of characters one '_', at most
@@ -161,4 +161,13 @@ func paramSchema[P any](required, optional []P, get func(P) (name, typ, desc str
 		schema["required"] = req
 	}
 	return json.Marshal(schema)
+}
+
+// thousands writes n with a comma between each three digits, as the other sets' descriptions do.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -104,3 +104,9 @@ func TestMissesRule(t *testing.T) {
 	assert.Contains(t, missesRule(m(0.70, 0.84), today, bm25), "hit@5")
 	assert.Contains(t, missesRule(m(0.54, 0.90), m(0.40, 0.5), bm25), "plain BM25's + 0.05")
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 2479: "2,479", 1234567: "1,234,567", -1000: "-1,000"} {
+		assert.Equal(t, want, thousands(n))
+	}
+}
