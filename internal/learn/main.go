@@ -53,6 +53,7 @@ func main() {
 	lambdas := flag.String("lambdas", "0.1,0.3,1", "the regularisation strengths tried; leave-one-dataset-out picks one per class")
 	iters := flag.Int("iters", 150, "gradient steps per fit")
 	flag.Float64Var(&vagueOnly, "vague", 0, "re-rank only the long requests whose best candidate misses at least this share of them")
+	doScan := flag.Bool("scan", false, "print what the sets' long requests offer a model (candidate recall, the first stage against plain BM25 by request length, each feature alone) and stop")
 	pairwise := flag.Bool("pairwise", false, "fit a pairwise logistic loss instead of the listwise one")
 	flag.Parse()
 
@@ -96,6 +97,10 @@ func main() {
 		}
 		data = append(data, d)
 		fmt.Fprintf(os.Stderr, "%s: %d tools, %d queries (%s)\n", s.Name, d.tools, len(s.Queries), time.Since(start).Round(time.Millisecond))
+	}
+	if *doScan {
+		scan(os.Stdout, data)
+		return
 	}
 
 	// Per class of request: for each strength, every training set's figures from the model trained on the
@@ -285,7 +290,7 @@ func prepare(s set) (*setData, error) {
 		d.long = append(d.long, long)
 		var covered float32
 		for _, c := range cands {
-			covered = max(covered, c.X[covAllFeature()])
+			covered = max(covered, c.X[featureIndex("coverage: any field")])
 		}
 		d.missed = append(d.missed, float64(1-covered))
 	}
@@ -309,16 +314,6 @@ func (d *setData) inClass(qi int, terse bool) bool {
 		return !d.long[qi]
 	}
 	return d.long[qi] && (vagueOnly == 0 || d.missed[qi] >= vagueOnly)
-}
-
-// covAllFeature is the index of the feature "coverage: any field".
-func covAllFeature() int {
-	for i, n := range ltr.FeatureNames {
-		if n == "coverage: any field" {
-			return i
-		}
-	}
-	panic("learn: no feature \"coverage: any field\"")
 }
 
 // evaluate scores the set with the requests of one class (terse, or long) ranked by the model w, the others by
