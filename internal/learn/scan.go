@@ -21,7 +21,8 @@ func featureIndex(name string) int {
 
 // scan prints what a model could draw on, on each set's long requests (-scan): how often the first stage's
 // candidates hold a gold tool, the first stage's hit@1 and that of the same candidates ordered by the plain BM25
-// feature alone, both by the request's number of content words; then the hit@1 of the candidates ordered by each
+// feature alone, both by the request's number of content words and by how much of it the best candidate has in
+// its parameters; then the hit@1 of the candidates ordered by each
 // feature alone (ties keep the first stage's order). Where one set wants an order no other set wants, a model
 // trained without it cannot learn it.
 func scan(w io.Writer, data []*setData) {
@@ -100,6 +101,37 @@ func scan(w io.Writer, data []*setData) {
 		fmt.Fprintf(w, "%-18s %6d %7.3f  %.3f/%.3f", d.set.Name, all.n, share(recall, all.n), share(all.f, all.n), share(all.b, all.n))
 		for _, c := range cells {
 			fmt.Fprintf(w, " %5d %.3f/%.3f", c.n, share(c.f, c.n), share(c.b, c.n))
+		}
+		fmt.Fprintln(w)
+	}
+	params := featureIndex("coverage: parameters")
+	fmt.Fprintf(w, "\nlong requests: hit@1 of the first stage / of the candidates by plain BM25, by the share of the request the best candidate has in its parameters\n%-18s", "set")
+	for b := range 5 {
+		fmt.Fprintf(w, " %19s", fmt.Sprintf("%d-%d%%", 20*b, 20*b+20))
+	}
+	fmt.Fprintln(w)
+	for _, d := range data {
+		var cells [5]struct{ n, f, b int }
+		for qi := range d.Queries {
+			if !d.long[qi] || len(d.cands[qi]) == 0 {
+				continue
+			}
+			var best float32
+			for _, c := range d.cands[qi] {
+				best = max(best, c.X[params])
+			}
+			c := &cells[min(int(best*5), 4)]
+			c.n++
+			if top1(d, qi, -1) {
+				c.f++
+			}
+			if top1(d, qi, bm) {
+				c.b++
+			}
+		}
+		fmt.Fprintf(w, "%-18s", d.set.Name)
+		for _, c := range cells {
+			fmt.Fprintf(w, " %5d %.3f/%.3f", c.n, float64(c.f)/float64(max(c.n, 1)), float64(c.b)/float64(max(c.n, 1)))
 		}
 		fmt.Fprintln(w)
 	}
