@@ -2,6 +2,8 @@
 //
 //	go run ./internal/learn                  # from the module root; reads ../shared/corpora
 //	go run ./internal/learn -corpora DIR -out catalog/learned_weights.go
+//	go run ./internal/learn -toolbench StableToolBench/solvable_queries/test_instruction   # as shipped
+//	go run ./internal/learn -scan -toolbench …   # what the sets offer a model; trains nothing
 //
 // Training data: the ToolLens training split (read from the corpora directory, never copied into the repository),
 // and the development sets of catalog/testdata: dev, dev-fresh, metatool and bfcl-live (the halves kept here; the
@@ -19,7 +21,8 @@
 // stage's and plain BM25's + 0.05, hit@5 at least plain BM25's.
 //
 // -toolbench DIR (or TOOLSEARCH_TOOLBENCH) adds ToolBench's long requests (see loadToolBench) as one more training
-// set; the generated file names every set it was fit on.
+// set; the generated file names every set it was fit on. -sets trains on some sets only, reporting the others as
+// never trained on (an experiment: it writes no file).
 package main
 
 import (
