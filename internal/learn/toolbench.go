@@ -21,17 +21,12 @@ var toolBenchFiles = []string{"G1_instruction", "G1_category", "G1_tool", "G2_in
 // "<tool_name>: <api_description>"; every relevant API is a need of its own. The data is read where it is, never
 // copied into the repository.
 func loadToolBench(dir string) (devset.Set, error) {
-	type param struct {
-		Name        string `json:"name"`
-		Type        string `json:"type"`
-		Description string `json:"description"`
-	}
 	type api struct {
-		Tool        string  `json:"tool_name"`
-		API         string  `json:"api_name"`
-		Description string  `json:"api_description"`
-		Required    []param `json:"required_parameters"`
-		Optional    []param `json:"optional_parameters"`
+		Tool        string       `json:"tool_name"`
+		API         string       `json:"api_name"`
+		Description string       `json:"api_description"`
+		Required    []rapidParam `json:"required_parameters"`
+		Optional    []rapidParam `json:"optional_parameters"`
 	}
 	type request struct {
 		Query    string      `json:"query"`
@@ -70,7 +65,7 @@ func loadToolBench(dir string) (devset.Set, error) {
 				}
 				taken[name] = true
 				names[key] = name
-				schema, err := paramSchema(a.Required, a.Optional, func(p param) (string, string, string) { return p.Name, p.Type, p.Description })
+				schema, err := paramSchema(a.Required, a.Optional)
 				if err != nil {
 					return devset.Set{}, fmt.Errorf("toolbench: %s: %w", f, err)
 				}
@@ -123,34 +118,40 @@ func safeName(s string) string {
 	return out
 }
 
+// rapidParam is a parameter of a RapidAPI endpoint as ToolBench describes it.
+type rapidParam struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
+}
+
 // paramSchema is a JSON Schema object of the required and optional parameters, RapidAPI's types mapped to JSON
-// Schema's (anything else is a string).
-func paramSchema[P any](required, optional []P, get func(P) (name, typ, desc string)) (json.RawMessage, error) {
+// Schema's (anything else is a string); a name given twice keeps its first definition.
+func paramSchema(required, optional []rapidParam) (json.RawMessage, error) {
 	props := map[string]map[string]string{}
 	var req []string
-	add := func(ps []P, isReq bool) {
+	add := func(ps []rapidParam, isReq bool) {
 		for _, p := range ps {
-			name, typ, desc := get(p)
-			if name == "" {
+			if p.Name == "" {
 				continue
 			}
 			t := "string"
-			switch strings.ToUpper(typ) {
+			switch strings.ToUpper(p.Type) {
 			case "NUMBER", "INTEGER":
 				t = "number"
 			case "BOOLEAN":
 				t = "boolean"
 			}
 			prop := map[string]string{"type": t}
-			if d := strings.TrimSpace(desc); d != "" {
+			if d := strings.TrimSpace(p.Description); d != "" {
 				prop["description"] = d
 			}
-			if _, dup := props[name]; dup {
+			if _, dup := props[p.Name]; dup {
 				continue
 			}
-			props[name] = prop
+			props[p.Name] = prop
 			if isReq {
-				req = append(req, name)
+				req = append(req, p.Name)
 			}
 		}
 	}
