@@ -10,6 +10,7 @@ package catalog
 //   - multineed-dev: 644 real MCP tools, long requests with 1-3 needs
 //   - bfcl-live: 528 user-contributed functions, 661 requests carrying their arguments (BFCL live, even half)
 //   - toollens-train: 464 RapidAPI tools, 16,893 long scene requests with 1-3 needs (ToolLens train split)
+//   - toolbench: 2,479 RapidAPI tools, 765 long requests with 1-6 needs (ToolBench, StableToolBench's solvable set)
 //
 // ToolLens (toollens-train): the training split of ToolLens from quchangle1/COLT ("Towards Completeness-Oriented
 // Tool Retrieval for LLMs", CIKM 2024), commit bbec292c38cabe3fbae098f50cc31b2e9f7e8fca; its tools are RapidAPI
@@ -17,371 +18,376 @@ package catalog
 // is read from outside the repository when training, and only these weights are kept. MetaTool (MIT, Yue Huang)
 // and BFCL live (Apache-2.0, ShishirPatil/gorilla): see catalog/testdata.
 //
+// ToolBench (toolbench): the solvable requests of StableToolBench (THUNLP-MT/StableToolBench, Apache-2.0, commit
+// aa4ed9f4737ad98bd706663f01d63623c3427812, solvable_queries/test_instruction), which are ToolBench's requests
+// and RapidAPI tools (OpenBMB/ToolBench, Apache-2.0). Read from outside the repository when training; only these
+// weights are kept.
+//
 // Each model is weights on standardised features (minus the training candidates' mean, over their standard
 // deviation; a feature with no spread has standard deviation 0 and no weight). learnedLong and learnedTerse: the
-// class is re-ranked by default only when the model trained without a set ranks that set at least as well as
-// the first stage did (hit@1), for every set.
+// class is re-ranked by default only when the model trained without a set ranks that set, for every set, at
+// least as well as the first stage (hit@1) and plain BM25 + 0.05 (hit@1), and plain BM25 (hit@5).
 const (
 	learnedLong  = false
 	learnedTerse = false
 )
 
 var learnedZWeights = [numFeatures]float32{
-	2.6582,      // first stage (of best)
-	-0.124278,   // first stage (log)
-	-0.0582138,  // coverage: name
-	-0.0340949,  // coverage: label
-	0.0198506,   // coverage: source
-	-0.132404,   // coverage: description
-	0.116837,    // coverage: parameters
-	0.00381498,  // coverage: any field
-	0.0536735,   // coverage: words
-	-0.00409132, // match: word
-	-0.0157591,  // match: synonym
-	0.108854,    // match: prefix
-	-0.0458512,  // match: typo fix
-	0.147437,    // name words named
-	0.0421432,   // whole name named
-	-0.179557,   // written as in name
-	0.102933,    // written as in text
-	0.016748,    // action
-	0.0212555,   // hints
-	0.0,         // adjacent pairs
-	0.0339975,   // plain BM25 (of best)
-	0.108293,    // plain BM25 (log)
-	-0.0289454,  // plain BM25 rank (1/(1+r))
-	-0.0741557,  // first stage rank (1/(1+r))
-	0.080006,    // plain BM25 × request length
-	-0.311773,   // first stage × request length
-	-0.0658337,  // name length (log)
-	-0.0883568,  // description length (log)
-	0.0748081,   // parameters length (log)
-	0.0691461,   // plain BM25 × request missed
-	-0.224414,   // first stage × request missed
-	-0.341801,   // first stage (of best) − request's best
-	-0.106007,   // first stage (log) − request's best
-	-0.0418407,  // coverage: name − request's best
-	-0.00695703, // coverage: label − request's best
-	0.00970587,  // coverage: source − request's best
-	-0.0882189,  // coverage: description − request's best
-	0.0583302,   // coverage: parameters − request's best
-	0.00248319,  // coverage: any field − request's best
-	0.0339508,   // coverage: words − request's best
-	-0.0025181,  // match: word − request's best
-	-0.0111673,  // match: synonym − request's best
-	0.0444153,   // match: prefix − request's best
-	-0.0186287,  // match: typo fix − request's best
-	0.115632,    // name words named − request's best
-	0.0130281,   // whole name named − request's best
-	-0.129174,   // written as in name − request's best
-	0.0700083,   // written as in text − request's best
-	0.0128237,   // action − request's best
-	0.0097536,   // hints − request's best
-	0.0,         // adjacent pairs − request's best
-	0.0339931,   // plain BM25 (of best) − request's best
-	0.108827,    // plain BM25 (log) − request's best
-	-0.0289454,  // plain BM25 rank (1/(1+r)) − request's best
-	-0.0741557,  // first stage rank (1/(1+r)) − request's best
-	0.0761348,   // plain BM25 × request length − request's best
-	-0.33304,    // first stage × request length − request's best
+	2.65312,      // first stage (of best)
+	-0.10686,     // first stage (log)
+	-0.0626868,   // coverage: name
+	-0.0315505,   // coverage: label
+	0.0173825,    // coverage: source
+	-0.142043,    // coverage: description
+	0.0972965,    // coverage: parameters
+	-0.00300923,  // coverage: any field
+	0.0346527,    // coverage: words
+	-0.0113527,   // match: word
+	-0.0185199,   // match: synonym
+	0.110014,     // match: prefix
+	-0.0408114,   // match: typo fix
+	0.150881,     // name words named
+	0.042851,     // whole name named
+	-0.157827,    // written as in name
+	0.0930121,    // written as in text
+	-0.000466408, // action
+	0.0162755,    // hints
+	0.0,          // adjacent pairs
+	0.0352594,    // plain BM25 (of best)
+	0.106987,     // plain BM25 (log)
+	-0.0238039,   // plain BM25 rank (1/(1+r))
+	-0.0704439,   // first stage rank (1/(1+r))
+	0.0933299,    // plain BM25 × request length
+	-0.296163,    // first stage × request length
+	-0.111587,    // name length (log)
+	-0.13381,     // description length (log)
+	0.0206065,    // parameters length (log)
+	0.0625321,    // plain BM25 × request missed
+	-0.228472,    // first stage × request missed
+	-0.346875,    // first stage (of best) − request's best
+	-0.103773,    // first stage (log) − request's best
+	-0.0453622,   // coverage: name − request's best
+	-0.0064371,   // coverage: label − request's best
+	0.00848924,   // coverage: source − request's best
+	-0.0945781,   // coverage: description − request's best
+	0.048694,     // coverage: parameters − request's best
+	-0.00197574,  // coverage: any field − request's best
+	0.0237352,    // coverage: words − request's best
+	-0.00699333,  // match: word − request's best
+	-0.0132828,   // match: synonym − request's best
+	0.0447184,    // match: prefix − request's best
+	-0.0163927,   // match: typo fix − request's best
+	0.132735,     // name words named − request's best
+	0.0135407,    // whole name named − request's best
+	-0.120705,    // written as in name − request's best
+	0.0656592,    // written as in text − request's best
+	-0.000376825, // action − request's best
+	0.00759229,   // hints − request's best
+	0.0,          // adjacent pairs − request's best
+	0.035256,     // plain BM25 (of best) − request's best
+	0.115944,     // plain BM25 (log) − request's best
+	-0.0238039,   // plain BM25 rank (1/(1+r)) − request's best
+	-0.0704439,   // first stage rank (1/(1+r)) − request's best
+	0.0910512,    // plain BM25 × request length − request's best
+	-0.31877,     // first stage × request length − request's best
 }
 
 var learnedMean = [numFeatures]float32{
-	0.380238,     // first stage (of best)
-	2.11202,      // first stage (log)
-	0.0589118,    // coverage: name
-	1.03523e-05,  // coverage: label
-	0.000546871,  // coverage: source
-	0.123946,     // coverage: description
-	0.0503522,    // coverage: parameters
-	0.170683,     // coverage: any field
-	0.135944,     // coverage: words
-	0.137456,     // match: word
-	0.0235594,    // match: synonym
-	0.00534989,   // match: prefix
-	0.00431842,   // match: typo fix
-	0.150456,     // name words named
-	0.00940303,   // whole name named
-	0.0315194,    // written as in name
-	0.0694768,    // written as in text
-	0.159376,     // action
-	0.193805,     // hints
+	0.39435,      // first stage (of best)
+	2.24544,      // first stage (log)
+	0.0640047,    // coverage: name
+	8.69396e-06,  // coverage: label
+	0.000459282,  // coverage: source
+	0.125482,     // coverage: description
+	0.0495684,    // coverage: parameters
+	0.173226,     // coverage: any field
+	0.146715,     // coverage: words
+	0.139976,     // match: word
+	0.0243279,    // match: synonym
+	0.00516276,   // match: prefix
+	0.00375991,   // match: typo fix
+	0.185334,     // name words named
+	0.0122266,    // whole name named
+	0.0382826,    // written as in name
+	0.0770837,    // written as in text
+	0.188186,     // action
+	0.21034,      // hints
 	0.0,          // adjacent pairs
-	0.368248,     // plain BM25 (of best)
-	1.77084,      // plain BM25 (log)
-	0.137125,     // plain BM25 rank (1/(1+r))
-	0.137125,     // first stage rank (1/(1+r))
-	0.964316,     // plain BM25 × request length
-	1.01291,      // first stage × request length
-	1.64702,      // name length (log)
-	2.59448,      // description length (log)
-	1.21174,      // parameters length (log)
-	0.211536,     // plain BM25 × request missed
-	0.219379,     // first stage × request missed
-	-0.619762,    // first stage (of best) − request's best
-	-1.08081,     // first stage (log) − request's best
-	-0.14591,     // coverage: name − request's best
-	-0.000229485, // coverage: label − request's best
-	-0.00209096,  // coverage: source − request's best
-	-0.194127,    // coverage: description − request's best
-	-0.250986,    // coverage: parameters − request's best
-	-0.280422,    // coverage: any field − request's best
-	-0.184241,    // coverage: words − request's best
-	-0.279111,    // match: word − request's best
-	-0.0690599,   // match: synonym − request's best
-	-0.0469077,   // match: prefix − request's best
-	-0.0328301,   // match: typo fix − request's best
-	-0.359771,    // name words named − request's best
-	-0.109445,    // whole name named − request's best
-	-0.0889221,   // written as in name − request's best
-	-0.122652,    // written as in text − request's best
-	-0.35344,     // action − request's best
-	-0.977271,    // hints − request's best
+	0.384456,     // plain BM25 (of best)
+	1.90382,      // plain BM25 (log)
+	0.136491,     // plain BM25 rank (1/(1+r))
+	0.136491,     // first stage rank (1/(1+r))
+	1.02412,      // plain BM25 × request length
+	1.06509,      // first stage × request length
+	1.66613,      // name length (log)
+	2.58631,      // description length (log)
+	1.27706,      // parameters length (log)
+	0.223372,     // plain BM25 × request missed
+	0.230242,     // first stage × request missed
+	-0.60565,     // first stage (of best) − request's best
+	-1.04165,     // first stage (log) − request's best
+	-0.140933,    // coverage: name − request's best
+	-0.000192724, // coverage: label − request's best
+	-0.00175601,  // coverage: source − request's best
+	-0.191926,    // coverage: description − request's best
+	-0.237744,    // coverage: parameters − request's best
+	-0.270015,    // coverage: any field − request's best
+	-0.186046,    // coverage: words − request's best
+	-0.267647,    // match: word − request's best
+	-0.0670495,   // match: synonym − request's best
+	-0.0452631,   // match: prefix − request's best
+	-0.0286581,   // match: typo fix − request's best
+	-0.367051,    // name words named − request's best
+	-0.140762,    // whole name named − request's best
+	-0.0897353,   // written as in name − request's best
+	-0.128057,    // written as in text − request's best
+	-0.373684,    // action − request's best
+	-1.07948,     // hints − request's best
 	0.0,          // adjacent pairs − request's best
-	-0.631691,    // plain BM25 (of best) − request's best
-	-1.1017,      // plain BM25 (log) − request's best
-	-0.862875,    // plain BM25 rank (1/(1+r)) − request's best
-	-0.862875,    // first stage rank (1/(1+r)) − request's best
-	-1.65804,     // plain BM25 × request length − request's best
-	-1.60959,     // first stage × request length − request's best
+	-0.615493,    // plain BM25 (of best) − request's best
+	-1.05717,     // plain BM25 (log) − request's best
+	-0.863509,    // plain BM25 rank (1/(1+r)) − request's best
+	-0.863509,    // first stage rank (1/(1+r)) − request's best
+	-1.6348,      // plain BM25 × request length − request's best
+	-1.59396,     // first stage × request length − request's best
 }
 
 var learnedStd = [numFeatures]float32{
-	0.237622,   // first stage (of best)
-	0.549753,   // first stage (log)
-	0.0759404,  // coverage: name
-	0.00119476, // coverage: label
-	0.00716327, // coverage: source
-	0.093442,   // coverage: description
-	0.101871,   // coverage: parameters
-	0.119133,   // coverage: any field
-	0.0888578,  // coverage: words
-	0.112825,   // match: word
-	0.0590525,  // match: synonym
-	0.0289953,  // match: prefix
-	0.0285608,  // match: typo fix
-	0.185316,   // name words named
-	0.0965123,  // whole name named
-	0.0489169,  // written as in name
-	0.0668953,  // written as in text
-	0.366026,   // action
-	0.553632,   // hints
+	0.23645,    // first stage (of best)
+	0.608061,   // first stage (log)
+	0.0744455,  // coverage: name
+	0.0010949,  // coverage: label
+	0.00656758, // coverage: source
+	0.0914834,  // coverage: description
+	0.097649,   // coverage: parameters
+	0.116821,   // coverage: any field
+	0.0945764,  // coverage: words
+	0.109834,   // match: word
+	0.0567847,  // match: synonym
+	0.0275111,  // match: prefix
+	0.0264529,  // match: typo fix
+	0.207291,   // name words named
+	0.109896,   // whole name named
+	0.0527752,  // written as in name
+	0.0707893,  // written as in text
+	0.390861,   // action
+	0.576175,   // hints
 	0.0,        // adjacent pairs
-	0.248208,   // plain BM25 (of best)
-	0.69582,    // plain BM25 (log)
-	0.193282,   // plain BM25 rank (1/(1+r))
-	0.193282,   // first stage rank (1/(1+r))
-	0.656661,   // plain BM25 × request length
-	0.659378,   // first stage × request length
-	0.427041,   // name length (log)
-	0.590049,   // description length (log)
-	1.40181,    // parameters length (log)
-	0.16742,    // plain BM25 × request missed
-	0.160033,   // first stage × request missed
-	0.237622,   // first stage (of best) − request's best
-	0.644507,   // first stage (log) − request's best
-	0.105657,   // coverage: name − request's best
-	0.00585526, // coverage: label − request's best
-	0.0146505,  // coverage: source − request's best
-	0.140244,   // coverage: description − request's best
-	0.204052,   // coverage: parameters − request's best
-	0.183026,   // coverage: any field − request's best
-	0.140477,   // coverage: words − request's best
-	0.183314,   // match: word − request's best
-	0.0833337,  // match: synonym − request's best
-	0.0710624,  // match: prefix − request's best
-	0.0702974,  // match: typo fix − request's best
-	0.236288,   // name words named − request's best
-	0.312197,   // whole name named − request's best
-	0.0679965,  // written as in name − request's best
-	0.0983562,  // written as in text − request's best
-	0.478038,   // action − request's best
-	1.2065,     // hints − request's best
+	0.246809,   // plain BM25 (of best)
+	0.725734,   // plain BM25 (log)
+	0.192726,   // plain BM25 rank (1/(1+r))
+	0.192726,   // first stage rank (1/(1+r))
+	0.668895,   // plain BM25 × request length
+	0.666837,   // first stage × request length
+	0.412528,   // name length (log)
+	0.618099,   // description length (log)
+	1.40798,    // parameters length (log)
+	0.16793,    // plain BM25 × request missed
+	0.161206,   // first stage × request missed
+	0.23645,    // first stage (of best) − request's best
+	0.626152,   // first stage (log) − request's best
+	0.102878,   // coverage: name − request's best
+	0.0053665,  // coverage: label − request's best
+	0.0134478,  // coverage: source − request's best
+	0.137395,   // coverage: description − request's best
+	0.195115,   // coverage: parameters − request's best
+	0.177928,   // coverage: any field − request's best
+	0.138079,   // coverage: words − request's best
+	0.178301,   // match: word − request's best
+	0.0791737,  // match: synonym − request's best
+	0.0676814,  // match: prefix − request's best
+	0.0658576,  // match: typo fix − request's best
+	0.23563,    // name words named − request's best
+	0.347776,   // whole name named − request's best
+	0.0690057,  // written as in name − request's best
+	0.100279,   // written as in text − request's best
+	0.483781,   // action − request's best
+	1.23514,    // hints − request's best
 	0.0,        // adjacent pairs − request's best
-	0.24824,    // plain BM25 (of best) − request's best
-	0.692411,   // plain BM25 (log) − request's best
-	0.193282,   // plain BM25 rank (1/(1+r)) − request's best
-	0.193282,   // first stage rank (1/(1+r)) − request's best
-	0.69005,    // plain BM25 × request length − request's best
-	0.617272,   // first stage × request length − request's best
+	0.246833,   // plain BM25 (of best) − request's best
+	0.669667,   // plain BM25 (log) − request's best
+	0.192726,   // plain BM25 rank (1/(1+r)) − request's best
+	0.192726,   // first stage rank (1/(1+r)) − request's best
+	0.685635,   // plain BM25 × request length − request's best
+	0.619546,   // first stage × request length − request's best
 }
 
 var learnedTerseZWeights = [numFeatures]float32{
-	2.59176,     // first stage (of best)
-	-0.158679,   // first stage (log)
-	-0.116992,   // coverage: name
-	-0.00913977, // coverage: label
-	0.142405,    // coverage: source
-	-0.0242036,  // coverage: description
-	0.180146,    // coverage: parameters
-	0.015398,    // coverage: any field
-	0.133066,    // coverage: words
-	-0.0242343,  // match: word
-	0.0526738,   // match: synonym
-	0.0238112,   // match: prefix
-	-0.00228219, // match: typo fix
-	0.176398,    // name words named
-	0.0352502,   // whole name named
-	0.086517,    // written as in name
-	0.127415,    // written as in text
+	2.61053,     // first stage (of best)
+	-0.157961,   // first stage (log)
+	-0.0975626,  // coverage: name
+	-0.0273647,  // coverage: label
+	0.131253,    // coverage: source
+	-0.0519308,  // coverage: description
+	0.179115,    // coverage: parameters
+	0.0255907,   // coverage: any field
+	0.122374,    // coverage: words
+	-0.0107012,  // match: word
+	0.0533773,   // match: synonym
+	0.0204762,   // match: prefix
+	-0.0127138,  // match: typo fix
+	0.106867,    // name words named
+	0.130249,    // whole name named
+	0.0884764,   // written as in name
+	0.115005,    // written as in text
 	0.0,         // action
-	0.0900467,   // hints
+	0.0920923,   // hints
 	0.0,         // adjacent pairs
-	0.0432181,   // plain BM25 (of best)
-	0.0991305,   // plain BM25 (log)
-	0.00778305,  // plain BM25 rank (1/(1+r))
-	-0.0323332,  // first stage rank (1/(1+r))
-	0.0786773,   // plain BM25 × request length
-	-0.404859,   // first stage × request length
-	-0.129008,   // name length (log)
-	-0.077324,   // description length (log)
-	-0.010872,   // parameters length (log)
-	0.00375027,  // plain BM25 × request missed
-	-0.29814,    // first stage × request missed
-	-0.408241,   // first stage (of best) − request's best
-	-0.128882,   // first stage (log) − request's best
-	-0.0850917,  // coverage: name − request's best
-	-0.00246977, // coverage: label − request's best
-	0.108724,    // coverage: source − request's best
-	-0.0180714,  // coverage: description − request's best
-	0.116553,    // coverage: parameters − request's best
-	0.0126824,   // coverage: any field − request's best
-	0.104213,    // coverage: words − request's best
-	-0.0190141,  // match: word − request's best
-	0.0390461,   // match: synonym − request's best
-	0.0104269,   // match: prefix − request's best
-	-0.00100323, // match: typo fix − request's best
-	0.129061,    // name words named − request's best
-	0.00985266,  // whole name named − request's best
-	0.0575883,   // written as in name − request's best
-	0.0886639,   // written as in text − request's best
+	0.0333288,   // plain BM25 (of best)
+	0.0921161,   // plain BM25 (log)
+	0.0193505,   // plain BM25 rank (1/(1+r))
+	-0.038342,   // first stage rank (1/(1+r))
+	0.0913622,   // plain BM25 × request length
+	-0.351064,   // first stage × request length
+	-0.109642,   // name length (log)
+	-0.10432,    // description length (log)
+	0.000249029, // parameters length (log)
+	-0.031523,   // plain BM25 × request missed
+	-0.30899,    // first stage × request missed
+	-0.389473,   // first stage (of best) − request's best
+	-0.128444,   // first stage (log) − request's best
+	-0.0709827,  // coverage: name − request's best
+	-0.00739387, // coverage: label − request's best
+	0.100204,    // coverage: source − request's best
+	-0.0387712,  // coverage: description − request's best
+	0.115894,    // coverage: parameters − request's best
+	0.0210777,   // coverage: any field − request's best
+	0.0958796,   // coverage: words − request's best
+	-0.00839649, // match: word − request's best
+	0.0395572,   // match: synonym − request's best
+	0.00896398,  // match: prefix − request's best
+	-0.00558516, // match: typo fix − request's best
+	0.0783082,   // name words named − request's best
+	0.0363758,   // whole name named − request's best
+	0.0590425,   // written as in name − request's best
+	0.0800863,   // written as in text − request's best
 	0.0,         // action − request's best
-	0.049497,    // hints − request's best
+	0.0506217,   // hints − request's best
 	0.0,         // adjacent pairs − request's best
-	0.043159,    // plain BM25 (of best) − request's best
-	0.0959117,   // plain BM25 (log) − request's best
-	0.00778303,  // plain BM25 rank (1/(1+r)) − request's best
-	-0.0323332,  // first stage rank (1/(1+r)) − request's best
-	0.0769362,   // plain BM25 × request length − request's best
-	-0.391954,   // first stage × request length − request's best
+	0.0332833,   // plain BM25 (of best) − request's best
+	0.0892139,   // plain BM25 (log) − request's best
+	0.0193505,   // plain BM25 rank (1/(1+r)) − request's best
+	-0.038342,   // first stage rank (1/(1+r)) − request's best
+	0.0893201,   // plain BM25 × request length − request's best
+	-0.339776,   // first stage × request length − request's best
 }
 
 var learnedTerseMean = [numFeatures]float32{
-	0.286508,   // first stage (of best)
-	1.91662,    // first stage (log)
-	0.105427,   // coverage: name
-	0.00177393, // coverage: label
-	0.010428,   // coverage: source
-	0.203245,   // coverage: description
-	0.0888259,  // coverage: parameters
-	0.286494,   // coverage: any field
-	0.246588,   // coverage: words
-	0.213316,   // match: word
-	0.0529395,  // match: synonym
-	0.0125342,  // match: prefix
-	0.00770421, // match: typo fix
-	0.138264,   // name words named
-	0.0117515,  // whole name named
-	0.0582655,  // written as in name
-	0.115612,   // written as in text
+	0.286374,   // first stage (of best)
+	1.91794,    // first stage (log)
+	0.105586,   // coverage: name
+	0.00177063, // coverage: label
+	0.0104086,  // coverage: source
+	0.203231,   // coverage: description
+	0.0887018,  // coverage: parameters
+	0.286402,   // coverage: any field
+	0.246636,   // coverage: words
+	0.213338,   // match: word
+	0.0528484,  // match: synonym
+	0.0125109,  // match: prefix
+	0.00770484, // match: typo fix
+	0.138662,   // name words named
+	0.0117607,  // whole name named
+	0.0585811,  // written as in name
+	0.1158,     // written as in text
 	0.0,        // action
-	0.256862,   // hints
+	0.256406,   // hints
 	0.0,        // adjacent pairs
-	0.368942,   // plain BM25 (of best)
-	1.32458,    // plain BM25 (log)
-	0.153424,   // plain BM25 rank (1/(1+r))
-	0.153424,   // first stage rank (1/(1+r))
-	0.637255,   // plain BM25 × request length
-	0.496501,   // first stage × request length
-	1.40826,    // name length (log)
-	2.41054,    // description length (log)
-	1.38096,    // parameters length (log)
-	0.130457,   // plain BM25 × request missed
-	0.112041,   // first stage × request missed
-	-0.713492,  // first stage (of best) − request's best
-	-1.53604,   // first stage (log) − request's best
-	-0.280466,  // coverage: name − request's best
-	-0.0282652, // coverage: label − request's best
-	-0.0224226, // coverage: source − request's best
-	-0.359363,  // coverage: description − request's best
-	-0.249499,  // coverage: parameters − request's best
-	-0.380373,  // coverage: any field − request's best
-	-0.258883,  // coverage: words − request's best
-	-0.400403,  // match: word − request's best
-	-0.130121,  // match: synonym − request's best
-	-0.0864738, // match: prefix − request's best
-	-0.0404498, // match: typo fix − request's best
-	-0.394941,  // name words named − request's best
-	-0.181651,  // whole name named − request's best
-	-0.184346,  // written as in name − request's best
-	-0.254512,  // written as in text − request's best
+	0.368806,   // plain BM25 (of best)
+	1.32608,    // plain BM25 (log)
+	0.153386,   // plain BM25 rank (1/(1+r))
+	0.153386,   // first stage rank (1/(1+r))
+	0.63714,    // plain BM25 × request length
+	0.496354,   // first stage × request length
+	1.40891,    // name length (log)
+	2.41022,    // description length (log)
+	1.38,       // parameters length (log)
+	0.130388,   // plain BM25 × request missed
+	0.111959,   // first stage × request missed
+	-0.713626,  // first stage (of best) − request's best
+	-1.53645,   // first stage (log) − request's best
+	-0.280428,  // coverage: name − request's best
+	-0.0282125, // coverage: label − request's best
+	-0.0223809, // coverage: source − request's best
+	-0.359181,  // coverage: description − request's best
+	-0.249637,  // coverage: parameters − request's best
+	-0.38052,   // coverage: any field − request's best
+	-0.25898,   // coverage: words − request's best
+	-0.400535,  // match: word − request's best
+	-0.130096,  // match: synonym − request's best
+	-0.0863128, // match: prefix − request's best
+	-0.0405841, // match: typo fix − request's best
+	-0.394947,  // name words named − request's best
+	-0.182213,  // whole name named − request's best
+	-0.184355,  // written as in name − request's best
+	-0.254411,  // written as in text − request's best
 	0.0,        // action − request's best
-	-0.728194,  // hints − request's best
+	-0.7275,    // hints − request's best
 	0.0,        // adjacent pairs − request's best
-	-0.630157,  // plain BM25 (of best) − request's best
-	-1.11451,   // plain BM25 (log) − request's best
-	-0.846576,  // plain BM25 rank (1/(1+r)) − request's best
-	-0.846576,  // first stage rank (1/(1+r)) − request's best
-	-1.08708,   // plain BM25 × request length − request's best
-	-1.22895,   // first stage × request length − request's best
+	-0.630294,  // plain BM25 (of best) − request's best
+	-1.11495,   // plain BM25 (log) − request's best
+	-0.846614,  // plain BM25 rank (1/(1+r)) − request's best
+	-0.846614,  // first stage rank (1/(1+r)) − request's best
+	-1.08761,   // plain BM25 × request length − request's best
+	-1.2295,    // first stage × request length − request's best
 }
 
 var learnedTerseStd = [numFeatures]float32{
-	0.26781,   // first stage (of best)
-	0.739585,  // first stage (log)
-	0.161413,  // coverage: name
-	0.0236361, // coverage: label
-	0.0571661, // coverage: source
-	0.187981,  // coverage: description
-	0.163497,  // coverage: parameters
-	0.210382,  // coverage: any field
-	0.165498,  // coverage: words
-	0.208232,  // match: word
-	0.129919,  // match: synonym
-	0.0655736, // match: prefix
-	0.0520945, // match: typo fix
-	0.201496,  // name words named
-	0.107766,  // whole name named
-	0.113267,  // written as in name
-	0.149158,  // written as in text
+	0.267718,  // first stage (of best)
+	0.740131,  // first stage (log)
+	0.161395,  // coverage: name
+	0.0236142, // coverage: label
+	0.0571146, // coverage: source
+	0.187883,  // coverage: description
+	0.163406,  // coverage: parameters
+	0.210293,  // coverage: any field
+	0.165477,  // coverage: words
+	0.20814,   // match: word
+	0.129822,  // match: synonym
+	0.0655148, // match: prefix
+	0.0520795, // match: typo fix
+	0.201758,  // name words named
+	0.107807,  // whole name named
+	0.113648,  // written as in name
+	0.149293,  // written as in text
 	0.0,       // action
-	0.603821,  // hints
+	0.603361,  // hints
 	0.0,       // adjacent pairs
-	0.293251,  // plain BM25 (of best)
-	0.773869,  // plain BM25 (log)
-	0.207975,  // plain BM25 rank (1/(1+r))
-	0.207975,  // first stage rank (1/(1+r))
-	0.515259,  // plain BM25 × request length
-	0.470681,  // first stage × request length
-	0.432338,  // name length (log)
-	0.523084,  // description length (log)
-	1.43187,   // parameters length (log)
-	0.156077,  // plain BM25 × request missed
-	0.141495,  // first stage × request missed
-	0.26781,   // first stage (of best) − request's best
-	0.910577,  // first stage (log) − request's best
-	0.221925,  // coverage: name − request's best
-	0.0874692, // coverage: label − request's best
-	0.0748751, // coverage: source − request's best
-	0.251768,  // coverage: description − request's best
-	0.252704,  // coverage: parameters − request's best
-	0.255431,  // coverage: any field − request's best
-	0.211317,  // coverage: words − request's best
-	0.265401,  // match: word − request's best
-	0.175263,  // match: synonym − request's best
-	0.149747,  // match: prefix − request's best
-	0.118507,  // match: typo fix − request's best
-	0.275401,  // name words named − request's best
-	0.385557,  // whole name named − request's best
-	0.170166,  // written as in name − request's best
-	0.214348,  // written as in text − request's best
+	0.293148,  // plain BM25 (of best)
+	0.774479,  // plain BM25 (log)
+	0.207944,  // plain BM25 rank (1/(1+r))
+	0.207944,  // first stage rank (1/(1+r))
+	0.515117,  // plain BM25 × request length
+	0.470554,  // first stage × request length
+	0.432327,  // name length (log)
+	0.52328,   // description length (log)
+	1.43163,   // parameters length (log)
+	0.155975,  // plain BM25 × request missed
+	0.141406,  // first stage × request missed
+	0.267718,  // first stage (of best) − request's best
+	0.910215,  // first stage (log) − request's best
+	0.221831,  // coverage: name − request's best
+	0.0873962, // coverage: label − request's best
+	0.0748116, // coverage: source − request's best
+	0.251654,  // coverage: description − request's best
+	0.252545,  // coverage: parameters − request's best
+	0.25532,   // coverage: any field − request's best
+	0.211204,  // coverage: words − request's best
+	0.265271,  // match: word − request's best
+	0.175178,  // match: synonym − request's best
+	0.149654,  // match: prefix − request's best
+	0.118551,  // match: typo fix − request's best
+	0.275337,  // name words named − request's best
+	0.38602,   // whole name named − request's best
+	0.170304,  // written as in name − request's best
+	0.214386,  // written as in text − request's best
 	0.0,       // action − request's best
-	1.09849,   // hints − request's best
+	1.09765,   // hints − request's best
 	0.0,       // adjacent pairs − request's best
-	0.293652,  // plain BM25 (of best) − request's best
-	0.79984,   // plain BM25 (log) − request's best
-	0.207975,  // plain BM25 rank (1/(1+r)) − request's best
-	0.207975,  // first stage rank (1/(1+r)) − request's best
-	0.526919,  // plain BM25 × request length − request's best
-	0.486177,  // first stage × request length − request's best
+	0.293549,  // plain BM25 (of best) − request's best
+	0.799673,  // plain BM25 (log) − request's best
+	0.207944,  // plain BM25 rank (1/(1+r)) − request's best
+	0.207944,  // first stage rank (1/(1+r)) − request's best
+	0.526894,  // plain BM25 × request length − request's best
+	0.486186,  // first stage × request length − request's best
 }

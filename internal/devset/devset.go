@@ -299,3 +299,19 @@ func LoadCorpus(name, about, dir string, goldNeeds bool) (Set, error) {
 	}
 	return s, nil
 }
+
+// New makes a set of a catalog file built in memory (by a reader of some other data's format) and its queries;
+// an entry's key is its name.
+func New(name, about string, catalogFile []byte, queries []Query) (Set, error) {
+	var entries []struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(catalogFile, &entries); err != nil {
+		return Set{}, fmt.Errorf("devset %s: %w", name, err)
+	}
+	s := Set{Name: name, About: about, Catalog: catalogFile, Queries: queries, keys: make([]string, len(entries))}
+	for i, e := range entries {
+		s.keys[i] = e.Name
+	}
+	return s, nil
+}

@@ -53,3 +53,17 @@ func TestLoadAndResolve(t *testing.T) {
 	require.NoError(t, s.Resolve([]string{"id:a", "id:b"}))
 	assert.Equal(t, []int{1}, s.Queries[0].Needs[0].Tools)
 }
+
+// A set built in memory resolves its queries by the entries' names, and a catalog that is not a JSON array of
+// entries is an error.
+func TestNew(t *testing.T) {
+	s, err := New("mem", "two tools", []byte(`[{"name":"a"},{"name":"b"}]`), []Query{{Text: "q", Needs: []Need{{Keys: []string{"b"}}}}})
+	require.NoError(t, err)
+	require.NoError(t, s.Resolve([]string{"client:a", "client:b"}))
+	assert.Equal(t, []int{1}, s.Queries[0].Needs[0].Tools)
+	_, err = New("mem", "", []byte(`{"tools":[]}`), nil)
+	require.Error(t, err)
+	s, err = New("mem", "", []byte(`[{"name":"a"}]`), []Query{{Text: "q", Needs: []Need{{Keys: []string{"zzz"}}}}})
+	require.NoError(t, err)
+	require.Error(t, s.Resolve([]string{"client:a"}), "a gold name no tool has")
+}
