@@ -417,7 +417,9 @@ func hostSettle(ctx context.Context, args *wasm.Args) (string, error) {
 }
 
 // hostIdle ends the run once the result is known and no call is outstanding, even if the script left timers
-// behind. It is scheduled after the microtask queue drains, so callbacks of the last calls have run.
+// behind. It is scheduled after the microtask queue drains, so callbacks of the last calls have run, and only
+// when the script made timers: otherwise the interpreter's loop ends by itself once nothing is left to run,
+// without the unwinding a stop takes.
 func hostIdle(ctx context.Context, _ *wasm.Args) (string, error) {
 	st := state(ctx)
 	if st.settled && st.calls.outstanding() == 0 {

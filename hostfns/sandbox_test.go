@@ -802,3 +802,27 @@ func TestGuestTrapIsACrash(t *testing.T) {
 	assert.Equal(t, "crash", info.Kind)
 	assert.NotContains(t, info.Message, "wasm stack trace")
 }
+
+// The run ends once the result is known and nothing is outstanding: by itself when the script made no timer,
+// through the prelude's idle timer when it did, whatever timers it left due; callbacks queued before the end
+// still run.
+func TestRunEndsWhenSettled(t *testing.T) {
+	for _, tc := range []struct{ name, code, want, logs string }{
+		{"no timers", "Promise.resolve().then(() => console.log('after')); return 1", "1", `["after"]`},
+		{"interval left running", "let n = 0; setInterval(() => { n++ }, 10); return 'done'", `"done"`, `null`},
+		{"far timer left", "setTimeout(() => console.log('late'), 1e9); return 2", "2", `null`},
+		{"due timer runs first", "setTimeout(() => console.log('due'), 0); await null; return 3", "3", `["due"]`},
+		{"call not awaited", "openclaw.tools.search('weather'); return 4", "4", `null`},
+		{"globals as they were", "return [setTimeout.name, setTimeout.length, setInterval.name, setInterval.length, typeof setTimeout(() => {}, 1)]",
+			`["setTimeout",2,"setInterval",2,"number"]`, `null`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := run(t, tc.code, nil, &RunOptions{Timeout: 10 * time.Second})
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(res.Value))
+			logs, _ := json.Marshal(res.Logs)
+			assert.JSONEq(t, tc.logs, string(logs))
+			assert.Empty(t, res.Pending)
+		})
+	}
+}
