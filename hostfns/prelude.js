@@ -275,14 +275,18 @@
 
   // __ts_boot starts the model's code, prepared on the Go side as one async function (main). call says the code
   // was one of the function forms (a function, an export default, a final expression): a function it results
-  // in is called, and what that returns awaited, too.
+  // in is called, and what that returns awaited, too. Code that cannot await comes as a plain function, which
+  // the interpreter runs for less; its return or throw settles a promise here as an async function's would
+  // settle its own (at once, in the same call), so every callback after it runs in the same order.
+  const getProto = Reflect.getPrototypeOf;
+  const AsyncFunctionProto = getProto(async function () {});
   g.__ts_boot = function (call, main) {
     delete g.__ts_boot;
     if (typeof main !== "function") {
       fail(new TypeErrorCtor("the code must be the body of one async function"));
       return;
     }
-    let p = main();
+    let p = getProto(main) === AsyncFunctionProto ? main() : new PromiseCtor(function (resolve) { resolve(main()); });
     if (call === true) {
       p = apply(promiseThen, p, [function (v) { return typeof v === "function" ? v() : v; }]);
     }

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/toolsearch/toolsearch/internal/jsprep"
 	"github.com/toolsearch/toolsearch/wasm"
 )
 
@@ -823,6 +824,39 @@ func TestRunEndsWhenSettled(t *testing.T) {
 			logs, _ := json.Marshal(res.Logs)
 			assert.JSONEq(t, tc.logs, string(logs))
 			assert.Empty(t, res.Pending)
+		})
+	}
+}
+
+// Code that cannot await runs as a plain function (jsprep), settled by the prelude as an async function's return
+// or throw would settle its promise. Each script here runs both ways (a comment naming await keeps it async):
+// the value, the logs in their order and the error must be the same.
+func TestPlainAndAsyncMainAgree(t *testing.T) {
+	for _, code := range []string{
+		"Promise.resolve().then(() => console.log('a')); console.log('b'); return 1",
+		"Promise.resolve().then(() => setTimeout(() => console.log('t'), 0)); return 1",
+		"setTimeout(() => console.log('late'), 5); Promise.resolve().then(() => console.log('mt')); return 6",
+		"queueMicrotask(() => console.log('m')); return 2",
+		"Promise.resolve().then(() => console.log('a')).then(() => console.log('b')); return Promise.resolve(5).then(v => { console.log('c'); return v })",
+		"return {then(r) { console.log('then'); r(7) }}",
+		"Promise.resolve().then(() => console.log('a')); throw new Error('x')",
+		"null.x",
+		"() => { Promise.resolve().then(() => console.log('a')); return () => 3 }",
+		"export default function () { queueMicrotask(() => console.log('q')); return 4 }",
+		"const v = 8; v",
+		"return new Promise(() => {})",
+		"Promise.reject(new Error('unhandled')); return 9",
+	} {
+		t.Run(code, func(t *testing.T) {
+			p, err := jsprep.Read(code)
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(p.Source, jsprep.Boot+"(false, (function ()") ||
+				strings.HasPrefix(p.Source, jsprep.Boot+"(true, (function ()"), "runs as a plain function: %s", p.Source)
+			plain, plainErr := run(t, code, nil, nil)
+			async, asyncErr := run(t, code+"\n// await", nil, nil)
+			assert.Equal(t, asyncErr, plainErr)
+			assert.Equal(t, string(async.Value), string(plain.Value))
+			assert.Equal(t, async.Logs, plain.Logs)
 		})
 	}
 }
