@@ -100,11 +100,11 @@ func New(ctx context.Context, opts *Options) (*Sandbox, error) {
 	}
 	o.Engine.Prelude = strings.ReplaceAll(prelude, "%MAXRANDOM%", strconv.Itoa(MaxRandomBytes))
 	o.Engine.HostFunctions = []wasm.HostFunction{
-		{Name: "__ts_log", Func: hostLog},
+		{Name: "__ts_log", Func: hostLog, NoResult: true},
 		{Name: "__ts_start", Func: hostStart},
 		{Name: "__ts_wait", Func: hostWait},
-		{Name: "__ts_settle", Func: hostSettle},
-		{Name: "__ts_idle", Func: hostIdle},
+		{Name: "__ts_settle", Func: hostSettle, NoResult: true},
+		{Name: "__ts_idle", Func: hostIdle, NoResult: true},
 		{Name: "__ts_random", Func: hostRandom},
 	}
 	engine, err := wasm.New(ctx, &o.Engine)

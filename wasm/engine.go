@@ -65,6 +65,9 @@ type Options struct {
 type HostFunction struct {
 	Name string
 	Func func(ctx context.Context, args *Args) (string, error)
+	// NoResult makes the call's value undefined whatever Func returns, and spares the host making a JS string
+	// of it (three calls into the guest).
+	NoResult bool
 }
 
 // Engine owns one wazero runtime and the instrumented, compiled QuickJS module, plus a memory snapshot of an
