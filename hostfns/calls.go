@@ -72,7 +72,15 @@ type callTable struct {
 }
 
 func newCallTable(runCtx context.Context, bridge Bridge, o RunOptions) *callTable {
-	ctx, cancel := context.WithCancel(runCtx)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if d, ok := runCtx.Value(deadlineKey{}).(*wasm.Deadline); ok {
+		// The run's context is the deadline's: a context derived from it the same way needs no goroutine to
+		// follow it, where context.WithCancel of a context type it does not know starts one.
+		ctx, cancel = d.Context(runCtx)
+	} else {
+		ctx, cancel = context.WithCancel(runCtx)
+	}
 	return &callTable{
 		bridge: bridge, opts: o, ctx: ctx, cancel: cancel, began: time.Now(),
 		inbound: semaphore.NewWeighted(maxInflightBytes),
@@ -343,6 +351,15 @@ func (t *callTable) close() {
 
 // drain waits for calls still running: at once when they all returned, at most grace otherwise.
 func (t *callTable) drain(grace time.Duration) {
+	t.mu.Lock()
+	returned := true
+	for _, c := range t.calls {
+		returned = returned && c.done
+	}
+	t.mu.Unlock()
+	if returned {
+		return // nothing to wait for (most runs start no call): no goroutine, no timer
+	}
 	finished := make(chan struct{})
 	go func() {
 		t.running.Wait()

@@ -36,6 +36,19 @@
     random: bindNative(g.__ts_random),
   };
   const later = g.setTimeout;
+  // The run ends when the script's result is known and no call is outstanding. With nothing left to run the
+  // interpreter's loop ends by itself; a script that made timers may have left some behind, and then a timer of
+  // the prelude's ends the run (idle, below) whatever is still due. So the globals below note that timers were
+  // made: a script that made none is spared the idle timer and the host's stop, a quarter of a cold run.
+  // (Timers made through the qjs:os module directly are not seen: such a script runs until its timers are done,
+  // within its fuel and deadline, as it asked.)
+  let timersMade = false;
+  for (const name of ["setTimeout", "setInterval"]) {
+    const desc = Reflect.getOwnPropertyDescriptor(g, name);
+    const native = desc.value;
+    desc.value = { [name](func, delay) { timersMade = true; return native(func, delay); } }[name];
+    Reflect.defineProperty(g, name, desc);
+  }
   const promiseThen = Promise.prototype.then;
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
@@ -182,7 +195,7 @@
       else p.reject(new ErrorCtor(c.error));
     }
     if (pendingCount > 0) schedulePump();
-    else later(idle, 0);
+    else if (timersMade) later(idle, 0);
   }
 
   function rejected(err) {
@@ -242,7 +255,7 @@
       return;
     }
     host.settle("ok", json === undefined ? "null" : json);
-    later(idle, 0);
+    if (timersMade) later(idle, 0);
   }
 
   function fail(e) {
@@ -257,19 +270,23 @@
       info = { name: "", message: "Uncaught exception (unprintable)", stack: "" };
     }
     host.settle("error", jsonStringify(info));
-    later(idle, 0);
+    if (timersMade) later(idle, 0);
   }
 
   // __ts_boot starts the model's code, prepared on the Go side as one async function (main). call says the code
   // was one of the function forms (a function, an export default, a final expression): a function it results
-  // in is called, and what that returns awaited, too.
+  // in is called, and what that returns awaited, too. Code that cannot await comes as a plain function, which
+  // the interpreter runs for less; its return or throw settles a promise here as an async function's would
+  // settle its own (at once, in the same call), so every callback after it runs in the same order.
+  const getProto = Reflect.getPrototypeOf;
+  const AsyncFunctionProto = getProto(async function () {});
   g.__ts_boot = function (call, main) {
     delete g.__ts_boot;
     if (typeof main !== "function") {
       fail(new TypeErrorCtor("the code must be the body of one async function"));
       return;
     }
-    let p = main();
+    let p = getProto(main) === AsyncFunctionProto ? main() : new PromiseCtor(function (resolve) { resolve(main()); });
     if (call === true) {
       p = apply(promiseThen, p, [function (v) { return typeof v === "function" ? v() : v; }]);
     }

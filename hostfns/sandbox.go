@@ -100,11 +100,11 @@ func New(ctx context.Context, opts *Options) (*Sandbox, error) {
 	}
 	o.Engine.Prelude = strings.ReplaceAll(prelude, "%MAXRANDOM%", strconv.Itoa(MaxRandomBytes))
 	o.Engine.HostFunctions = []wasm.HostFunction{
-		{Name: "__ts_log", Func: hostLog},
+		{Name: "__ts_log", Func: hostLog, NoResult: true},
 		{Name: "__ts_start", Func: hostStart},
 		{Name: "__ts_wait", Func: hostWait},
-		{Name: "__ts_settle", Func: hostSettle},
-		{Name: "__ts_idle", Func: hostIdle},
+		{Name: "__ts_settle", Func: hostSettle, NoResult: true},
+		{Name: "__ts_idle", Func: hostIdle, NoResult: true},
 		{Name: "__ts_random", Func: hostRandom},
 	}
 	engine, err := wasm.New(ctx, &o.Engine)
@@ -417,7 +417,9 @@ func hostSettle(ctx context.Context, args *wasm.Args) (string, error) {
 }
 
 // hostIdle ends the run once the result is known and no call is outstanding, even if the script left timers
-// behind. It is scheduled after the microtask queue drains, so callbacks of the last calls have run.
+// behind. It is scheduled after the microtask queue drains, so callbacks of the last calls have run, and only
+// when the script made timers: otherwise the interpreter's loop ends by itself once nothing is left to run,
+// without the unwinding a stop takes.
 func hostIdle(ctx context.Context, _ *wasm.Args) (string, error) {
 	st := state(ctx)
 	if st.settled && st.calls.outstanding() == 0 {

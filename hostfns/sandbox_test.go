@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/toolsearch/toolsearch/internal/jsprep"
 	"github.com/toolsearch/toolsearch/wasm"
 )
 
@@ -801,4 +802,61 @@ func TestGuestTrapIsACrash(t *testing.T) {
 	info := Describe(fmt.Errorf("%w: wasm error: out of bounds memory access\nwasm stack trace: ...", wasm.ErrTrap))
 	assert.Equal(t, "crash", info.Kind)
 	assert.NotContains(t, info.Message, "wasm stack trace")
+}
+
+// The run ends once the result is known and nothing is outstanding: by itself when the script made no timer,
+// through the prelude's idle timer when it did, whatever timers it left due; callbacks queued before the end
+// still run.
+func TestRunEndsWhenSettled(t *testing.T) {
+	for _, tc := range []struct{ name, code, want, logs string }{
+		{"no timers", "Promise.resolve().then(() => console.log('after')); return 1", "1", `["after"]`},
+		{"interval left running", "let n = 0; setInterval(() => { n++ }, 10); return 'done'", `"done"`, `null`},
+		{"far timer left", "setTimeout(() => console.log('late'), 1e9); return 2", "2", `null`},
+		{"due timer runs first", "setTimeout(() => console.log('due'), 0); await null; return 3", "3", `["due"]`},
+		{"call not awaited", "openclaw.tools.search('weather'); return 4", "4", `null`},
+		{"globals as they were", "return [setTimeout.name, setTimeout.length, setInterval.name, setInterval.length, typeof setTimeout(() => {}, 1)]",
+			`["setTimeout",2,"setInterval",2,"number"]`, `null`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := run(t, tc.code, nil, &RunOptions{Timeout: 10 * time.Second})
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(res.Value))
+			logs, _ := json.Marshal(res.Logs)
+			assert.JSONEq(t, tc.logs, string(logs))
+			assert.Empty(t, res.Pending)
+		})
+	}
+}
+
+// Code that cannot await runs as a plain function (jsprep), settled by the prelude as an async function's return
+// or throw would settle its promise. Each script here runs both ways (a comment naming await keeps it async):
+// the value, the logs in their order and the error must be the same.
+func TestPlainAndAsyncMainAgree(t *testing.T) {
+	for _, code := range []string{
+		"Promise.resolve().then(() => console.log('a')); console.log('b'); return 1",
+		"Promise.resolve().then(() => setTimeout(() => console.log('t'), 0)); return 1",
+		"setTimeout(() => console.log('late'), 5); Promise.resolve().then(() => console.log('mt')); return 6",
+		"queueMicrotask(() => console.log('m')); return 2",
+		"Promise.resolve().then(() => console.log('a')).then(() => console.log('b')); return Promise.resolve(5).then(v => { console.log('c'); return v })",
+		"return {then(r) { console.log('then'); r(7) }}",
+		"Promise.resolve().then(() => console.log('a')); throw new Error('x')",
+		"null.x",
+		"() => { Promise.resolve().then(() => console.log('a')); return () => 3 }",
+		"export default function () { queueMicrotask(() => console.log('q')); return 4 }",
+		"const v = 8; v",
+		"return new Promise(() => {})",
+		"Promise.reject(new Error('unhandled')); return 9",
+	} {
+		t.Run(code, func(t *testing.T) {
+			p, err := jsprep.Read(code)
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(p.Source, jsprep.Boot+"(false, (function ()") ||
+				strings.HasPrefix(p.Source, jsprep.Boot+"(true, (function ()"), "runs as a plain function: %s", p.Source)
+			plain, plainErr := run(t, code, nil, nil)
+			async, asyncErr := run(t, code+"\n// await", nil, nil)
+			assert.Equal(t, asyncErr, plainErr)
+			assert.Equal(t, string(async.Value), string(plain.Value))
+			assert.Equal(t, async.Logs, plain.Logs)
+		})
+	}
 }

@@ -24,6 +24,9 @@ type Deadline struct {
 	expired chan struct{} // closed once the budget is spent
 	over    bool
 	timer   *time.Timer
+	// contexts are the live contexts made by Context: the deadline ends them itself when it expires, so a run's
+	// contexts need no goroutine each to wait for it (three per run were a fifth of a cold run's CPU).
+	contexts []*deadlineContext
 }
 
 // NewDeadline starts a budget of d (at least a millisecond) running now.
@@ -57,33 +60,39 @@ func (d *Deadline) Hold() (release func()) {
 
 func (d *Deadline) release() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.holds--
 	if d.holds > 0 {
+		d.mu.Unlock()
 		return
 	}
 	d.since = time.Now()
 	close(d.resumed)
 	d.resumed = nil
+	var ended []*deadlineContext
 	if left := d.budget - d.spent; left > 0 {
 		d.timer.Reset(left)
 	} else {
-		d.expireLocked()
+		ended = d.expireLocked()
 	}
+	d.mu.Unlock()
+	endContexts(ended)
 }
 
 // fire is the timer: it expires the budget unless a hold or a release moved it.
 func (d *Deadline) fire() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.over || d.holds > 0 {
+		d.mu.Unlock()
 		return
 	}
 	if left := d.leftLocked(time.Now()); left > 0 {
 		d.timer.Reset(left)
+		d.mu.Unlock()
 		return
 	}
-	d.expireLocked()
+	ended := d.expireLocked()
+	d.mu.Unlock()
+	endContexts(ended)
 }
 
 func (d *Deadline) leftLocked(now time.Time) time.Duration {
@@ -94,22 +103,38 @@ func (d *Deadline) leftLocked(now time.Time) time.Duration {
 	return d.budget - spent
 }
 
-func (d *Deadline) expireLocked() {
-	if !d.over {
-		d.over = true
-		d.timer.Stop()
-		close(d.expired)
+// expireLocked marks the budget spent. The caller ends the returned contexts once it has released d.mu:
+// ending one runs callbacks that may ask the deadline again.
+func (d *Deadline) expireLocked() []*deadlineContext {
+	if d.over {
+		return nil
+	}
+	d.over = true
+	d.timer.Stop()
+	close(d.expired)
+	ended := d.contexts
+	d.contexts = nil
+	return ended
+}
+
+// endContexts ends what expireLocked returned, with DeadlineExceeded.
+func endContexts(cs []*deadlineContext) {
+	for _, c := range cs {
+		c.finish(context.DeadlineExceeded)
 	}
 }
 
 // Expired reports whether the budget is spent, by the clock: exact even before the timer has fired.
 func (d *Deadline) Expired() bool {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	var ended []*deadlineContext
 	if !d.over && d.holds == 0 && d.leftLocked(time.Now()) <= 0 {
-		d.expireLocked()
+		ended = d.expireLocked()
 	}
-	return d.over
+	over := d.over
+	d.mu.Unlock()
+	endContexts(ended)
+	return over
 }
 
 // Done is closed once the budget is spent.
@@ -154,37 +179,127 @@ func (d *Deadline) waitHeld(ctx context.Context) {
 // Context returns a context that ends with context.DeadlineExceeded when the budget is spent, or with parent's
 // error when parent ends first. Its Deadline is When (or parent's, if earlier), so it moves while the deadline
 // is held. cancel releases its resources; call it when the run is over.
+//
+// It starts no goroutine: the deadline ends the context itself when it expires, and the parent's end reaches it
+// through the parent (directly when the parent is, or only adds values to, another context of a Deadline;
+// through context.AfterFunc otherwise, which needs no goroutine for the standard library's contexts either).
 func (d *Deadline) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
-	c := &deadlineContext{Context: parent, d: d, done: make(chan struct{}), stop: make(chan struct{})}
-	go func() {
-		select {
-		case <-parent.Done():
-			c.finish(parent.Err())
-		case <-d.expired:
-			c.finish(context.DeadlineExceeded)
-		case <-c.stop:
-			c.finish(context.Canceled)
+	c := &deadlineContext{Context: parent, d: d, done: make(chan struct{})}
+	d.mu.Lock()
+	over := d.over
+	if !over {
+		d.contexts = append(d.contexts, c)
+	}
+	d.mu.Unlock()
+	if over {
+		c.finish(context.DeadlineExceeded)
+		return c, func() {}
+	}
+	var stop func() bool
+	if pdone := parent.Done(); pdone != nil {
+		if anc, ok := parent.Value(deadlineContextKey{}).(*deadlineContext); ok && anc.done == pdone {
+			stop = anc.AfterFunc(func() { c.finish(anc.Err()) })
+		} else {
+			stop = context.AfterFunc(parent, func() { c.finish(parent.Err()) })
 		}
-	}()
-	var once sync.Once
-	return c, func() { once.Do(func() { close(c.stop) }) }
+	}
+	return c, func() {
+		if stop != nil {
+			stop()
+		}
+		c.finish(context.Canceled)
+		d.forget(c)
+	}
+}
+
+// forget drops a cancelled context from the ones the deadline ends.
+func (d *Deadline) forget(c *deadlineContext) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, o := range d.contexts {
+		if o == c {
+			d.contexts = append(d.contexts[:i], d.contexts[i+1:]...)
+			return
+		}
+	}
 }
 
 // deadlineContext is the context of a run with a Deadline: a fixed context.WithTimeout could not be held.
 type deadlineContext struct {
 	context.Context // the parent: values and cancellation
 	d               *Deadline
-	done, stop      chan struct{}
+	done            chan struct{}
 
-	mu  sync.Mutex
-	err error
+	mu    sync.Mutex
+	err   error
+	after []*afterFunc // to run when the context ends
 }
 
+// deadlineContextKey finds the nearest deadlineContext among a context's ancestors.
+type deadlineContextKey struct{}
+
+// afterFunc is one function registered with AfterFunc; f is nil once it ran or was stopped.
+type afterFunc struct{ f func() }
+
+// finish ends the context with err, once, and runs what was registered with AfterFunc, outside the lock: those
+// functions end contexts derived from this one and ask it for its error.
 func (c *deadlineContext) finish(err error) {
 	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
 	c.err = err
-	c.mu.Unlock()
 	close(c.done)
+	var fs []func()
+	for _, a := range c.after {
+		fs = append(fs, a.f)
+		a.f = nil
+	}
+	c.after = nil
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// AfterFunc runs f when the context ends (at once, if it has), and makes the context package derive contexts
+// from this one without a goroutine each. f runs on the goroutine that ends the context; the context package
+// only ever registers functions that cancel a child, and runs a caller's own function on a goroutine of its own.
+// stop reports whether it kept f from running.
+func (c *deadlineContext) AfterFunc(f func()) (stop func() bool) {
+	a := &afterFunc{f: f}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		a.f = nil
+		f()
+		return func() bool { return false }
+	}
+	c.after = append(c.after, a)
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if a.f == nil {
+			return false
+		}
+		a.f = nil
+		for i, o := range c.after {
+			if o == a {
+				c.after = append(c.after[:i], c.after[i+1:]...)
+				break
+			}
+		}
+		return true
+	}
+}
+
+func (c *deadlineContext) Value(key any) any {
+	if key == (deadlineContextKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
 }
 
 func (c *deadlineContext) Deadline() (time.Time, bool) {

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,4 +118,84 @@ func TestHeldDeadlineSuspendsTheGuest(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 2500*time.Millisecond, "the run outlived its budget by the held time")
 	counts := <-held
 	assert.Equal(t, counts[0], counts[1], "no tick while the deadline was held")
+}
+
+// A run derives several contexts from its deadline (the sandbox's, the bridge calls', the engine's), each from
+// the one before with values in between. None may cost a goroutine: the deadline ends them itself, and each
+// follows its parent through the parent.
+func TestDeadlineContextsStartNoGoroutine(t *testing.T) {
+	d := NewDeadline(time.Hour)
+	defer d.Stop()
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+	before := runtime.NumGoroutine()
+	const n = 1000
+	ctx := context.Context(parent)
+	var cancels []context.CancelFunc
+	var chain []context.Context
+	for i := range n {
+		var cancel context.CancelFunc
+		ctx, cancel = d.Context(context.WithValue(ctx, valueKey{}, i))
+		cancels = append(cancels, cancel)
+		chain = append(chain, ctx)
+		if i%100 == 0 {
+			// The context package's own derivation from one of them, as a caller's WithCancel makes it.
+			child, cancel := context.WithCancel(ctx)
+			cancels = append(cancels, cancel)
+			chain = append(chain, child)
+		}
+	}
+	assert.Less(t, runtime.NumGoroutine()-before, n/2, "a goroutine per context")
+	cancelParent()
+	for _, c := range chain {
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("a context did not follow its parent's end")
+		}
+		assert.ErrorIs(t, c.Err(), context.Canceled)
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
+}
+
+type valueKey struct{}
+
+// The deadline's expiry ends every context made from it, derived ones included, with DeadlineExceeded; a
+// cancelled one is forgotten and keeps its own error.
+func TestDeadlineExpiryEndsEveryContext(t *testing.T) {
+	d := NewDeadline(30 * time.Millisecond)
+	defer d.Stop()
+	outer, cancelOuter := d.Context(context.Background())
+	defer cancelOuter()
+	inner, cancelInner := d.Context(context.WithValue(outer, valueKey{}, 1))
+	defer cancelInner()
+	child, cancelChild := context.WithCancel(inner)
+	defer cancelChild()
+	gone, cancelGone := d.Context(outer)
+	cancelGone()
+	assert.ErrorIs(t, gone.Err(), context.Canceled)
+	for _, c := range []context.Context{outer, inner, child} {
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the deadline never ended a context")
+		}
+		assert.ErrorIs(t, c.Err(), context.DeadlineExceeded)
+	}
+	assert.ErrorIs(t, gone.Err(), context.Canceled, "cancelled before the deadline")
+	late, cancelLate := d.Context(context.Background())
+	defer cancelLate()
+	assert.ErrorIs(t, late.Err(), context.DeadlineExceeded, "made after the deadline passed")
+
+	// Cancelling an inner context leaves the outer one running.
+	d2 := NewDeadline(time.Hour)
+	defer d2.Stop()
+	o2, c2 := d2.Context(context.Background())
+	defer c2()
+	i2, ci2 := d2.Context(o2)
+	ci2()
+	assert.ErrorIs(t, i2.Err(), context.Canceled)
+	assert.NoError(t, o2.Err())
 }

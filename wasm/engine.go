@@ -65,6 +65,9 @@ type Options struct {
 type HostFunction struct {
 	Name string
 	Func func(ctx context.Context, args *Args) (string, error)
+	// NoResult makes the call's value undefined whatever Func returns, and spares the host making a JS string
+	// of it (three calls into the guest).
+	NoResult bool
 }
 
 // Engine owns one wazero runtime and the instrumented, compiled QuickJS module, plus a memory snapshot of an
@@ -96,6 +99,7 @@ type snapshot struct {
 	memory       []byte // all of it, headroom included
 	size         uint32 // len(memory)
 	ranges       []snapshotRange
+	zeroRanges   [][2]uint64 // the zero ones among ranges, as the buffer pool clears them (all at once)
 	stackPointer uint32
 	stackLow     uint32
 	jsContext    uint32
@@ -303,6 +307,11 @@ func (e *Engine) takeSnapshot(ctx context.Context, o Options) error {
 		view, _ := mem.Read(0, mem.Size())
 		e.snap = snapshot{memory: append([]byte(nil), view...), size: mem.Size(), jsContext: r.jsContext, filename: r.filename}
 		e.snap.ranges = snapshotRanges(e.snap.memory)
+		for _, rg := range e.snap.ranges {
+			if rg.zero {
+				e.snap.zeroRanges = append(e.snap.zeroRanges, [2]uint64{uint64(rg.from), uint64(rg.to)})
+			}
+		}
 		if e.metered {
 			e.snap.stackPointer = uint32(r.stackPointer.Get())
 			e.snap.stackLow = uint32(r.stackLow.Get())

@@ -534,3 +534,19 @@ func TestCompilationCacheDir(t *testing.T) {
 	_, err = New(context.Background(), &Options{CompilationCacheDir: filepath.Join(blocker, "sub")})
 	require.ErrorIs(t, err, ErrStartup, "an unusable cache directory is a start-up error")
 }
+
+// A host function with NoResult gives the script undefined, whatever it returns; one without, its string.
+func TestHostFunctionNoResult(t *testing.T) {
+	called := 0
+	f := func(context.Context, *Args) (string, error) { called++; return "text", nil }
+	e, err := New(context.Background(), &Options{HostFunctions: []HostFunction{
+		{Name: "quiet", Func: f, NoResult: true},
+		{Name: "loud", Func: f},
+	}})
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	res, err := e.Run(context.Background(), "JSON.stringify([typeof quiet(), loud()])", nil)
+	require.NoError(t, err)
+	assert.Equal(t, `["undefined","text"]`, res.Value)
+	assert.Equal(t, 2, called)
+}

@@ -180,12 +180,11 @@ func (e *Engine) restore(inst *instance) error {
 		return fmt.Errorf("wasm: instance memory is %d bytes, the snapshot %d", mem.Size(), snap.size)
 	}
 	for _, rg := range snap.ranges {
-		if rg.zero {
-			inst.memory.zero(uint64(rg.from), uint64(rg.to))
-		} else {
+		if !rg.zero {
 			mem.Write(rg.from, snap.memory[rg.from:rg.to])
 		}
 	}
+	inst.memory.zero(snap.zeroRanges...)
 	if e.metered {
 		// At rest (between exports) the stack pointer is back at the top of the stack; a run that was aborted
 		// left it wherever the guest was, so it is always set. The unmetered module, whose stack pointer is not

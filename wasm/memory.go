@@ -56,8 +56,8 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 // code would leak into another run or crash the process. The run releases it once its guest has stopped.
 func (m *linearMemory) Free() {}
 
-// zero makes m.buf[from:to] zero again, as cheaply as the pool can.
-func (m *linearMemory) zero(from, to uint64) { m.pool.zero(m.buf[:cap(m.buf)], from, to) }
+// zero makes each range [from, to) of m.buf zero again, as cheaply as the pool can.
+func (m *linearMemory) zero(ranges ...[2]uint64) { m.pool.zero(m.buf[:cap(m.buf)], ranges...) }
 
 // release returns the buffer to the pool. Only the run that owns the memory calls it, after the guest stopped.
 func (m *linearMemory) release() {
@@ -72,9 +72,9 @@ func (m *linearMemory) release() {
 type bufferPool interface {
 	get(want, limit uint64) []byte
 	put(buf []byte, zeroFrom uint64)
-	// zero makes buf[from:to] zero, where buf is a whole buffer from get; where the OS allows, the pages in the
-	// range are given back instead of written, so only those a run touched cost anything.
-	zero(buf []byte, from, to uint64)
+	// zero makes each range [from, to) of buf zero, where buf is a whole buffer from get; where the OS allows,
+	// the pages in the ranges are given back instead of written, so only those a run touched cost anything.
+	zero(buf []byte, ranges ...[2]uint64)
 	close()
 }
 
@@ -90,7 +90,11 @@ func (p *heapPool) get(want, limit uint64) []byte {
 	return make([]byte, 0, min(want, limit))
 }
 
-func (p *heapPool) zero(buf []byte, from, to uint64) { clear(buf[from:to]) }
+func (p *heapPool) zero(buf []byte, ranges ...[2]uint64) {
+	for _, rg := range ranges {
+		clear(buf[rg[0]:rg[1]])
+	}
+}
 
 func (p *heapPool) put(buf []byte, zeroFrom uint64) {
 	if uint64(len(buf)) > zeroFrom {

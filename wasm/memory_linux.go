@@ -83,20 +83,22 @@ func (p *mmapPool) get(want, limit uint64) []byte {
 	return b[:0]
 }
 
-// zero makes buf[from:to] zero. It runs on every restore over the snapshot's zero ranges (2 MiB of them), most
-// of which no run ever touches: giving them all back with MADV_DONTNEED was 80% of a reused instance's restore,
-// though the kernel had nothing to drop. So it first asks the kernel which pages of the range are populated
-// (present or swapped out, in /proc/self/pagemap: one read for the whole range). A page that is neither reads
-// as zero in a private anonymous mapping, whoever wrote to it before: the guest, the host, a copy. Populated
-// pages that are not zero are cleared in place, or given back when a run dirtied many (a run that touched
-// megabytes should not keep them resident in an idle instance). Without pagemap, or if the read fails, the whole
-// range goes through madvise as before.
-func (p *mmapPool) zero(buf []byte, from, to uint64) {
-	if p.zeroPopulated(buf, int(from), int(to)) {
+// zero makes each range [from, to) of buf zero. It runs on every restore over the snapshot's zero ranges (2 MiB
+// of them), most of which no run ever touches: giving them all back with MADV_DONTNEED was 80% of a reused
+// instance's restore, though the kernel had nothing to drop. So it first asks the kernel which pages of the
+// ranges are populated (present or swapped out, in /proc/self/pagemap: one read for all of them, as each read
+// costs a system call). A page that is neither reads as zero in a private anonymous mapping, whoever wrote to
+// it before: the guest, the host, a copy. Populated pages that are not zero are cleared in place, or given back
+// when a run dirtied many (a run that touched megabytes should not keep them resident in an idle instance).
+// Without pagemap, or if the read fails, each range goes through madvise as before.
+func (p *mmapPool) zero(buf []byte, ranges ...[2]uint64) {
+	if p.zeroPopulated(buf, ranges) {
 		return
 	}
-	if !p.zeroPages(buf, int(from), int(to)) {
-		clear(buf[from:to])
+	for _, rg := range ranges {
+		if !p.zeroPages(buf, int(rg[0]), int(rg[1])) {
+			clear(buf[rg[0]:rg[1]])
+		}
 	}
 }
 
@@ -105,42 +107,65 @@ func (p *mmapPool) zero(buf []byte, from, to uint64) {
 const maxClearedPages = 64
 
 // zeroPopulated is zero's fast path; it reports false, having changed nothing, when it cannot answer.
-func (p *mmapPool) zeroPopulated(full []byte, from, to int) bool {
-	if p.pagemap == nil || cap(full) != p.reserve || to-from < p.page {
+func (p *mmapPool) zeroPopulated(full []byte, ranges [][2]uint64) bool {
+	if p.pagemap == nil || cap(full) != p.reserve {
 		return false
 	}
 	full = full[:cap(full)]
-	pageStart := (from + p.page - 1) / p.page * p.page
-	pageEnd := to / p.page * p.page
-	if pageEnd <= pageStart {
-		return false
-	}
-	scratch := p.entries.Get().(*[]uint64)
-	defer p.entries.Put(scratch)
-	entries, ok := p.populated(full[pageStart:pageEnd], *scratch)
-	if !ok {
-		return false
-	}
-	*scratch = entries
-	var dirty []int
-	for i, e := range entries {
-		if e&(pagemapPresent|pagemapSwapped) == 0 {
-			continue // never populated since it was last given back: it reads as zero
-		}
-		page := full[pageStart+i*p.page : pageStart+(i+1)*p.page]
-		if !bytes.Equal(page, p.zeroPage) {
-			dirty = append(dirty, i)
+	// The whole pages of the ranges, and the span of pages one pagemap read covers.
+	spanStart, spanEnd := len(full), 0
+	for _, rg := range ranges {
+		if pageStart, pageEnd := p.wholePages(int(rg[0]), int(rg[1])); pageEnd > pageStart {
+			spanStart, spanEnd = min(spanStart, pageStart), max(spanEnd, pageEnd)
 		}
 	}
-	clear(full[from:pageStart])
-	clear(full[pageEnd:to])
-	if len(dirty) > maxClearedPages {
-		return syscall.Madvise(full[pageStart:pageEnd], syscall.MADV_DONTNEED) == nil || clearAll(full[pageStart:pageEnd])
+	var entries []uint64
+	if spanEnd > spanStart {
+		scratch := p.entries.Get().(*[]uint64)
+		defer p.entries.Put(scratch)
+		var ok bool
+		if entries, ok = p.populated(full[spanStart:spanEnd], *scratch); !ok {
+			return false
+		}
+		*scratch = entries
 	}
-	for _, i := range dirty {
-		clear(full[pageStart+i*p.page : pageStart+(i+1)*p.page])
+	for _, rg := range ranges {
+		from, to := int(rg[0]), int(rg[1])
+		pageStart, pageEnd := p.wholePages(from, to)
+		if pageEnd <= pageStart {
+			clear(full[from:to]) // less than two pages
+			continue
+		}
+		clear(full[from:pageStart])
+		clear(full[pageEnd:to])
+		var dirtyBuf [maxClearedPages + 1]int
+		dirty := dirtyBuf[:0]
+		for page := pageStart; page < pageEnd && len(dirty) <= maxClearedPages; page += p.page {
+			if entries[(page-spanStart)/p.page]&(pagemapPresent|pagemapSwapped) == 0 {
+				continue // never populated since it was last given back: it reads as zero
+			}
+			if !bytes.Equal(full[page:page+p.page], p.zeroPage) {
+				dirty = append(dirty, page)
+			}
+		}
+		if len(dirty) > maxClearedPages {
+			if syscall.Madvise(full[pageStart:pageEnd], syscall.MADV_DONTNEED) != nil {
+				clear(full[pageStart:pageEnd])
+			}
+			continue
+		}
+		for _, page := range dirty {
+			clear(full[page : page+p.page])
+		}
 	}
 	return true
+}
+
+// wholePages is the part of [from, to) made of whole pages (empty when there is none).
+func (p *mmapPool) wholePages(from, to int) (int, int) {
+	pageStart := (from + p.page - 1) / p.page * p.page
+	pageEnd := to / p.page * p.page
+	return pageStart, max(pageEnd, pageStart)
 }
 
 func clearAll(b []byte) bool {

@@ -121,7 +121,16 @@ type run struct {
 
 	abortErr error // why the host aborted the guest; set before the abort panic
 	stopped  bool  // a host function returned ErrStop
+
+	// stacks are the parameter and result stacks of export calls, one per nesting level (a host function
+	// calls exports while the export that called it is still running): Call allocated two slices per call.
+	stacks [4][maxExportValues]uint64
+	depth  int
 }
+
+// maxExportValues bounds the parameters and results of the exports the host calls (QJS_CreateEvalOption has
+// the most: five).
+const maxExportValues = 6
 
 // abortPanic unwinds the guest from a host function. wazero turns it into an error from the outermost Call; the
 // run then reports abortErr, so the classification never depends on how wazero wraps panics.
@@ -417,6 +426,8 @@ func (r *run) callHost(ctx context.Context, jsContext uint32, argc int32, argv u
 	args.free()
 	var jsErr *JSException
 	switch {
+	case err == nil && hf.NoResult:
+		return jsTagUndefined << 32
 	case err == nil:
 		return r.newString(out)
 	case errors.As(err, &jsErr):
@@ -502,17 +513,26 @@ func (r *run) call(name string, params ...uint64) uint64 {
 		}
 		r.fns[name] = fn
 	}
-	res, err := fn.Call(r.ctx, params...)
+	var stack []uint64
+	if r.depth < len(r.stacks) {
+		stack = r.stacks[r.depth][:]
+	} else {
+		stack = make([]uint64, maxExportValues)
+	}
+	copy(stack, params)
+	r.depth++
+	err := fn.CallWithStack(r.ctx, stack)
+	r.depth--
 	if err != nil {
 		if r.abortErr != nil || r.stopped {
 			panic(abortPanic{})
 		}
 		r.abort(r.finish(err))
 	}
-	if len(res) == 0 {
+	if len(fn.Definition().ResultTypes()) == 0 {
 		return 0
 	}
-	return res[0]
+	return stack[0]
 }
 
 func (r *run) malloc(n uint32) uint32 { return uint32(r.call("malloc", uint64(n))) }

@@ -46,7 +46,7 @@ func FuzzPrepare(f *testing.F) {
 		if s.TypeScript || s.Unparsed != "" {
 			return
 		}
-		if _, err := parser.ParseFile(nil, "", head(false)+code+tail(false), 0); err != nil {
+		if _, err := parser.ParseFile(nil, "", head(false, false)+code+tail(false), 0); err != nil {
 			return // not plain JavaScript as written (a preprocessed module form, say)
 		}
 		pre, fix, _ := preprocess(code)

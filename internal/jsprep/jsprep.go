@@ -34,8 +34,8 @@ const (
 )
 
 // Boot is the global function the script calls with (call, main): main is the model's code as an async
-// function; when call is true the code was one of the function forms and a function it results in is called
-// and awaited too.
+// function (or a plain one, when the code cannot await: see head); when call is true the code was one of the
+// function forms and a function it results in is called and awaited too.
 const Boot = "__ts_boot"
 
 // defaultName holds an `export default` value until the end of the body.
@@ -64,6 +64,8 @@ type Script struct {
 	Unparsed string
 	// Unread says Prepare passed the code through without reading it (see Prepare).
 	Unread bool
+
+	sync bool // the code cannot await: main is a plain function (see head)
 }
 
 // SyntaxError is code that neither parses as JavaScript nor as TypeScript, or uses a form the sandbox does not
@@ -174,9 +176,9 @@ func Read(code string) (*Script, error) {
 	if fix.def {
 		decls = append(decls, defaultName)
 	}
-	input := head(false, decls...) + pre.text + tail(fix.def)
+	input := head(false, false, decls...) + pre.text + tail(fix.def)
 
-	s := &Script{pre: pre.edits, lines: lines(code)}
+	s := &Script{pre: pre.edits, lines: lines(code), sync: cannotAwait(code)}
 	if !mayHaveTypeArguments(pre.text) {
 		if a, ok := analyze(input); ok {
 			s.finish(input, a, fix, decls)
@@ -231,13 +233,21 @@ func Read(code string) (*Script, error) {
 
 // unparsed evaluates code as written, as the body of an async function.
 func unparsed(code, why string) *Script {
-	return &Script{Source: head(false) + code + tail(false), Form: "return", lines: lines(code), Unparsed: why}
+	sync := cannotAwait(code)
+	return &Script{Source: head(false, sync) + code + tail(false), Form: "return", lines: lines(code), Unparsed: why, sync: sync}
 }
 
 // head is the script's first line; it holds none of the code, so it may change after parsing without moving
-// any position in the code. decls are declarations to make there.
-func head(call bool, decls ...string) string {
-	h := Boot + "(" + fmt.Sprint(call) + ", (async function () {"
+// any position in the code. decls are declarations to make there. The parsers always get an async function;
+// code that cannot await runs as a plain one (sync), which the prelude's boot settles exactly as an async
+// function's return or throw settles its promise, so callbacks run in the same order. It costs the interpreter
+// less: no async function state, no promise of its own.
+func head(call, sync bool, decls ...string) string {
+	fn := "(async function () {"
+	if sync {
+		fn = "(function () {"
+	}
+	h := Boot + "(" + fmt.Sprint(call) + ", " + fn
 	for _, d := range decls {
 		h += " let " + d + ";"
 	}
@@ -272,9 +282,15 @@ func (s *Script) finish(text string, a analysis, fix fixes, decls []string) {
 		decls = append(decls, valueName)
 	}
 	if i := strings.IndexByte(text, '\n'); i > 0 {
-		text = strings.TrimSuffix(head(call, decls...), "\n") + text[i:]
+		text = strings.TrimSuffix(head(call, s.sync, decls...), "\n") + text[i:]
 	}
 	s.Source = text
+}
+
+// cannotAwait reports code in which no await can be written: the word does not occur, nor does an escape that
+// could spell it. Such code means the same in a plain function as in an async one.
+func cannotAwait(code string) bool {
+	return !strings.Contains(code, "await") && !strings.Contains(code, `\u`)
 }
 
 // valueName holds the value of the last expression: assigning it keeps the expression a statement of its own,

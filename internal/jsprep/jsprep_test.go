@@ -273,7 +273,7 @@ func TestPrepareFastPath(t *testing.T) {
 		assert.Equal(t, unread, p.Unread, code)
 		if unread {
 			assert.Equal(t, "return", p.Form)
-			assert.Equal(t, head(false)+code+tail(false), p.Source)
+			assert.Equal(t, head(false, cannotAwait(code))+code+tail(false), p.Source)
 		}
 	}
 }

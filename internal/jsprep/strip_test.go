@@ -74,7 +74,7 @@ func TestStripTypesMatchesEsbuild(t *testing.T) {
 		if fix.def {
 			decls = append(decls, defaultName)
 		}
-		input := head(false, decls...) + pre.text + tail(fix.def)
+		input := head(false, false, decls...) + pre.text + tail(fix.def)
 		out, ok := stripTypes(input)
 		if !ok {
 			continue
@@ -120,7 +120,7 @@ func FuzzStripTypes(f *testing.F) {
 		if nodes(code) > MaxTypeScriptNodes || strings.Count(code, "=>") > MaxTypeScriptArrows {
 			return
 		}
-		input := head(false) + code + tail(false)
+		input := head(false, false) + code + tail(false)
 		if _, js := analyze(input); js && !mayHaveTypeArguments(input) {
 			return // Read runs it as JavaScript, without stripping
 		}
