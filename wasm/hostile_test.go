@@ -141,12 +141,12 @@ func TestDeadlineHoldsWithEightHostileRunsAtOnce(t *testing.T) {
 				atDeadline := make(chan sample, 1)
 				start := time.Now()
 				timer := time.AfterFunc(timeout, func() {
-					cpu, _ := threadCPU(tid)
+					cpu, _ := taskCPU(tid)
 					atDeadline <- sample{cpu, time.Since(start) - timeout}
 				})
 				_, errs[i] = runScript(t, scripts[i%len(scripts)], &RunOptions{Timeout: timeout})
 				late[i] = time.Since(start) - timeout
-				end, ok := threadCPU(tid)
+				end, ok := taskCPU(tid)
 				// A thread has at most the wall time since the deadline; when the timer read the thread late, the
 				// CPU it had between the deadline and that read is at most how late the read was.
 				threadPast[i], measured[i] = max(late[i], 0), ok

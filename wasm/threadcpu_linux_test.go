@@ -12,9 +12,9 @@ import (
 // (runtime.LockOSThread) it names where that goroutine runs.
 func threadID() int { return syscall.Gettid() }
 
-// threadCPU is the CPU time thread tid of this process has had, from the scheduler's own count (nanoseconds,
+// taskCPU is the CPU time thread tid of this process has had, from the scheduler's own count (nanoseconds,
 // unlike the 10 ms ticks of /proc/.../stat); ok is false where it cannot be read.
-func threadCPU(tid int) (time.Duration, bool) {
+func taskCPU(tid int) (time.Duration, bool) {
 	raw, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
 	if err != nil {
 		return 0, false
