@@ -114,7 +114,8 @@ func TestDeadlineHoldsForBulkMemory(t *testing.T) {
 // run executes the guest on its caller's goroutine): the process's total would also count what eight runs
 // leave to others, such as the collector freeing their 46 MiB memories, and, on a busy machine, whichever
 // finished run's teardown fell after another's deadline. Read at a timer, it is an upper bound: the time the read
-// came late is counted as CPU.
+// came late is counted as CPU. A timer is late as the Go loops beside the runs are (on a busy machine, by hundreds
+// of milliseconds), so the bound is cpuPastDeadline beyond the latest Go loop's lateness.
 func TestDeadlineHoldsWithEightHostileRunsAtOnce(t *testing.T) {
 	engine(t)
 	scripts := make([]string, 0, len(bulkScripts))
@@ -170,7 +171,8 @@ func TestDeadlineHoldsWithEightHostileRunsAtOnce(t *testing.T) {
 		if runtime.GOOS == "linux" {
 			require.True(t, measured[i], "the CPU time of run %d's thread was read", i)
 		}
-		assert.LessOrEqual(t, threadPast[i], cpuPastDeadline, "the host kept running %s past its deadline", scripts[i%len(scripts)])
+		assert.LessOrEqual(t, threadPast[i], control+cpuPastDeadline, "the host kept running %s past its deadline; the latest of eight Go loops beside them was %v late",
+			scripts[i%len(scripts)], control)
 	}
 	t.Logf("returned after the deadline by: %v (%d cores), eight Go loops by up to %v; CPU past the deadline per run: %v (the process's: %v)",
 		late, runtime.GOMAXPROCS(0), control, threadPast, past)
