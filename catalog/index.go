@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -92,6 +93,9 @@ type rankConfig struct {
 	// prunePostings: a query that reads fewer postings than this (any query of a small catalog) is scored in full;
 	// looking for a cut would cost about what it saves. The pruning tests lower it.
 	prunePostings int
+	// blockDocs: a catalog of more tools than this is scored this many tools at a time (see firstStage), so that
+	// the running scores of a block, 12 bytes a tool, stay in a core's cache (0: all at once). The tests lower it.
+	blockDocs int
 }
 
 func defaultRankConfig() rankConfig {
@@ -112,6 +116,7 @@ func defaultRankConfig() rankConfig {
 		longHint:      1,
 		actionBonus:   0.005,
 		prunePostings: 4096,
+		blockDocs:     1 << 15,
 		pairFields:    1<<numFields - 1,
 		weights:       learnedDefault(learnedLong, &learnedZWeights, &learnedStd),
 		terseWeights:  learnedDefault(learnedTerse, &learnedTerseZWeights, &learnedTerseStd),
@@ -648,6 +653,22 @@ func (ix *index) list(t uint32) plist {
 		l.name, l.text = c.name[lo:hi:hi], c.text[lo:hi:hi]
 	}
 	return l
+}
+
+// listIn returns term t's postings of the tools [lo, hi) (hi 0: all of them).
+func (ix *index) listIn(t, lo, hi uint32) plist {
+	l := ix.list(t)
+	if hi == 0 {
+		return l
+	}
+	i, _ := slices.BinarySearch(l.doc, lo)
+	j, _ := slices.BinarySearch(l.doc[i:], hi)
+	j += i
+	out := plist{doc: l.doc[i:j:j], w: l.w[i:j:j], long: l.long[i:j:j]}
+	if l.name != nil {
+		out.name, out.text = l.name[i:j:j], l.text[i:j:j]
+	}
+	return out
 }
 
 // listLen is how many tools term t has.
