@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -93,9 +94,18 @@ type rankConfig struct {
 	// prunePostings: a query that reads fewer postings than this (any query of a small catalog) is scored in full;
 	// looking for a cut would cost about what it saves. The pruning tests lower it.
 	prunePostings int
+	// features keeps what the learned ranking's features read (each posting's fields and count, each tool's field
+	// lengths) even without weights, for the trainer; see keepsFeatures.
+	features bool
 	// blockDocs: a catalog of more tools than this is scored this many tools at a time (see firstStage), so that
 	// the running scores of a block, 12 bytes a tool, stay in a core's cache (0: all at once). The tests lower it.
 	blockDocs int
+}
+
+// keepsFeatures reports whether the index keeps what the learned ranking's features read: only when some class of
+// request is re-ranked, or for the trainer. Without, the index is 2 bytes a posting and 11 a tool smaller.
+func (cfg *rankConfig) keepsFeatures() bool {
+	return cfg.weights != nil || cfg.terseWeights != nil || cfg.features
 }
 
 func defaultRankConfig() rankConfig {
@@ -186,7 +196,9 @@ type index struct {
 	// term's is kept when its postings are folded into its stem's.
 	maxW     [][2]float32
 	synonyms map[string][]uint32 // stem → ids of its synonyms present in the vocabulary
-	exact    map[string][]uint32 // lowercased name or id → tools
+	// exact holds every tool's lowercased name and id, sorted (by key, then tool): two keys a tool in 24 bytes
+	// each, where a map of slices took 100 to 160 bytes a tool depending on how full its table happened to be.
+	exact []exactKey
 	// inlineName and inlineText give, for a stem, the "=word" and "~word" terms of its main form (the one most
 	// tools write), whose postings are folded into the stem's (posting.name, posting.text) and are empty
 	// themselves; noTerm where there is none. Most query words are written in the main form of their stem, and
@@ -210,7 +222,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		cfg:      cfg,
 		n:        len(docs),
 		terms:    make(map[string]uint32),
-		exact:    make(map[string][]uint32),
+		exact:    make([]exactKey, 0, 2*len(docs)),
 		synonyms: make(map[string][]uint32),
 		byFirst:  make(map[byte][]string),
 		stemOf:   make(map[string]uint32),
@@ -233,9 +245,61 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		joined    []joinedName // long name words of letters only, split once the vocabulary is known
 	)
 	const pairBit = 1 << 31
+	// The closures are made once, not per field: f is the field being read. A term looked up with a prefix is
+	// spelled in buf, and made a string only when it is new.
+	var (
+		f   int
+		buf []byte
+	)
+	count := func(prefix, w string) uint32 {
+		var id uint32
+		var ok bool
+		if prefix == "" {
+			id, ok = ix.terms[w]
+		} else {
+			buf = append(append(buf[:0], prefix...), w...)
+			id, ok = ix.terms[string(buf)]
+		}
+		if !ok {
+			t := w
+			if prefix != "" {
+				t = string(buf)
+			}
+			id = uint32(len(ix.vocab))
+			ix.terms[t] = id
+			ix.vocab = append(ix.vocab, t)
+			slot = append(slot, -1)
+		}
+		if slot[id] < 0 {
+			slot[id] = int32(len(flat))
+			flat = append(flat, entry{term: id})
+		}
+		if e := &flat[slot[id]]; e.tf[f] < math.MaxUint16 {
+			e.tf[f]++
+		}
+		return id
+	}
+	countPair := func(a, b string) {
+		buf = append(append(append(append(buf[:0], pairPrefix...), a...), ' '), b...) // pairKey(a, b)
+		local, ok := pairs[string(buf)]
+		if !ok {
+			key := string(buf)
+			local = uint32(len(pairVocab))
+			pairs[key] = local
+			pairVocab = append(pairVocab, key)
+			pairSlot = append(pairSlot, -1)
+		}
+		if pairSlot[local] < 0 {
+			pairSlot[local] = int32(len(flat))
+			flat = append(flat, entry{term: local | pairBit})
+		}
+		if e := &flat[pairSlot[local]]; e.tf[f] < math.MaxUint16 {
+			e.tf[f]++
+		}
+	}
 	for d := range docs {
 		start := len(flat)
-		for f := 0; f < numFields; f++ {
+		for f = 0; f < numFields; f++ {
 			// Besides its stem, a word of the name, label, source name or description is indexed as written
 			// ("=word" in the name, "~word" elsewhere; see rankConfig.surface).
 			var prefix string
@@ -245,46 +309,13 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 			case fieldLabel, fieldSource, fieldDescription:
 				prefix = textSurfacePrefix
 			}
-			count := func(t string) uint32 {
-				id, ok := ix.terms[t]
-				if !ok {
-					id = uint32(len(ix.vocab))
-					ix.terms[t] = id
-					ix.vocab = append(ix.vocab, t)
-					slot = append(slot, -1)
-				}
-				if slot[id] < 0 {
-					slot[id] = int32(len(flat))
-					flat = append(flat, entry{term: id})
-				}
-				if e := &flat[slot[id]]; e.tf[f] < math.MaxUint16 {
-					e.tf[f]++
-				}
-				return id
-			}
-			countPair := func(key string) {
-				local, ok := pairs[key]
-				if !ok {
-					local = uint32(len(pairVocab))
-					pairs[key] = local
-					pairVocab = append(pairVocab, key)
-					pairSlot = append(pairSlot, -1)
-				}
-				if pairSlot[local] < 0 {
-					pairSlot[local] = int32(len(flat))
-					flat = append(flat, entry{term: local | pairBit})
-				}
-				if e := &flat[pairSlot[local]]; e.tf[f] < math.MaxUint16 {
-					e.tf[f]++
-				}
-			}
 			prev := ""
 			splitTokens(docs[d].fields[f], 1, func(w string) {
 				if len(w) == 1 {
 					// A single letter or digit ("b" of add(a, b), "3" of "3 days") is indexed on its own, for the
 					// requests that name it (see singlePrefix); it is no word, pair or length of the field.
 					if singleHint(w) && cfg.singleHint > 0 {
-						count(singlePrefix + w)
+						count(singlePrefix, w)
 					}
 					return
 				}
@@ -298,18 +329,18 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 						prev = ""
 					default:
 						if prev != "" {
-							countPair(pairKey(prev, t))
+							countPair(prev, t)
 						}
 						prev = t
 					}
 				}
-				id := count(t)
+				id := count("", t)
 				if _, ok := ix.stemOf[w]; !ok && len(w) >= 3 && isASCIILetters(w) {
 					ix.stemOf[w] = id
 					ix.byFirst[w[0]] = append(ix.byFirst[w[0]], w)
 				}
 				if prefix != "" {
-					count(prefix + w)
+					count(prefix, w)
 				}
 				lens[d][f] += halfWords(w)
 				if f == fieldName && len(w) >= minJoinedName && isASCIILetters(w) {
@@ -329,11 +360,18 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 			sumLens[f] += float64(lens[d][f]) / 2
 		}
 		ix.actions = append(ix.actions, toolAction(docs[d].fields[fieldName]))
-		ix.exact[docs[d].name] = append(ix.exact[docs[d].name], uint32(d))
+		ix.exact = append(ix.exact, exactKey{docs[d].name, uint32(d)})
 		if docs[d].id != docs[d].name {
-			ix.exact[docs[d].id] = append(ix.exact[docs[d].id], uint32(d))
+			ix.exact = append(ix.exact, exactKey{docs[d].id, uint32(d)})
 		}
 	}
+
+	slices.SortFunc(ix.exact, func(a, b exactKey) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.doc, b.doc)
+	})
 
 	// A name written as one run of letters ("getplatformlist") is also indexed by the words it is made of, as the
 	// catalog's own text spells them (get, platform, list), so that a request in words finds it.
@@ -422,23 +460,26 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 			avg[f] = 1
 		}
 	}
-	ix.lens = make([][numFields]uint16, len(docs))
-	ix.nameTerms = make([]uint8, len(docs))
-	var sumAll float64
-	for d := range docs {
-		for f := range lens[d] {
-			ix.lens[d][f] = uint16(min(lens[d][f]/2, math.MaxUint16))
-			sumAll += float64(ix.lens[d][f])
+	feats := cfg.keepsFeatures()
+	if feats {
+		ix.lens = make([][numFields]uint16, len(docs))
+		ix.nameTerms = make([]uint8, len(docs))
+		var sumAll float64
+		for d := range docs {
+			for f := range lens[d] {
+				ix.lens[d][f] = uint16(min(lens[d][f]/2, math.MaxUint16))
+				sumAll += float64(ix.lens[d][f])
+			}
 		}
+		ix.avgLen = float32(max(sumAll/math.Max(n, 1), 1))
 	}
-	ix.avgLen = float32(max(sumAll/math.Max(n, 1), 1))
 	start := 0
 	for d := range docs {
 		for _, e := range flat[start:ends[d]] {
 			var tf, tfLong float32
 			var fields uint8
 			var all int
-			if e.tf[fieldName] > 0 && e.term < ix.firstPair && !isSurfaceTerm(ix.vocab[e.term]) && ix.nameTerms[d] < math.MaxUint8 {
+			if feats && e.tf[fieldName] > 0 && e.term < ix.firstPair && !isSurfaceTerm(ix.vocab[e.term]) && ix.nameTerms[d] < math.MaxUint8 {
 				ix.nameTerms[d]++
 			}
 			for f := 0; f < numFields; f++ {
@@ -619,7 +660,11 @@ func (ix *index) flatten() {
 		words += len(l)
 	}
 	c := columns{doc: make([]uint32, 0, total), w: make([]float32, 0, total), name: make([]float32, 0, words),
-		text: make([]float32, 0, words), fields: make([]uint8, 0, total), tf: make([]uint8, 0, total)}
+		text: make([]float32, 0, words)}
+	feats := ix.cfg.keepsFeatures()
+	if feats {
+		c.fields, c.tf = make([]uint8, 0, total), make([]uint8, 0, total)
+	}
 	if !same {
 		c.long = make([]float32, 0, total)
 	}
@@ -628,7 +673,9 @@ func (ix *index) flatten() {
 		ix.start[t] = uint32(len(c.doc))
 		for _, p := range l {
 			c.doc, c.w = append(c.doc, p.doc), append(c.w, p.w[0])
-			c.fields, c.tf = append(c.fields, p.fields), append(c.tf, p.tf)
+			if feats {
+				c.fields, c.tf = append(c.fields, p.fields), append(c.tf, p.tf)
+			}
 			if uint32(t) < ix.firstPair {
 				c.name, c.text = append(c.name, p.name), append(c.text, p.text)
 			}
@@ -653,6 +700,22 @@ func (ix *index) list(t uint32) plist {
 		l.name, l.text = c.name[lo:hi:hi], c.text[lo:hi:hi]
 	}
 	return l
+}
+
+// exactKey is a lowercased name or id of a tool.
+type exactKey struct {
+	key string
+	doc uint32
+}
+
+// named returns the tools whose lowercased name or id is key, in index order.
+func (ix *index) named(key string) []exactKey {
+	i := sort.Search(len(ix.exact), func(i int) bool { return ix.exact[i].key >= key })
+	j := i
+	for j < len(ix.exact) && ix.exact[j].key == key {
+		j++
+	}
+	return ix.exact[i:j]
 }
 
 // listIn returns term t's postings of the tools [lo, hi) (hi 0: all of them).
@@ -1156,8 +1219,8 @@ func (ix *index) exactMatches(q string) []uint32 {
 		return nil
 	}
 	var out []uint32
-	if docs, ok := ix.exact[strings.ToLower(strings.Trim(q, "`'\"“”‘’"))]; ok {
-		out = append(out, docs...)
+	for _, e := range ix.named(strings.ToLower(strings.Trim(q, "`'\"“”‘’"))) {
+		out = append(out, e.doc)
 	}
 	for _, field := range strings.Fields(q) {
 		w := strings.Trim(field, "`'\"“”‘’()[]{}<>,;!?.:")
@@ -1165,9 +1228,9 @@ func (ix *index) exactMatches(q string) []uint32 {
 		if w == "" || !(quoted || identifierShaped(w)) {
 			continue
 		}
-		for _, d := range ix.exact[strings.ToLower(w)] {
-			if !containsID(out, d) {
-				out = append(out, d)
+		for _, e := range ix.named(strings.ToLower(w)) {
+			if !containsID(out, e.doc) {
+				out = append(out, e.doc)
 			}
 		}
 	}
