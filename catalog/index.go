@@ -134,18 +134,6 @@ func defaultRankConfig() rankConfig {
 	}
 }
 
-// posting is one (term, tool) pair. w is the query-independent part of BM25F, the saturated weighted term
-// frequency tf/(k1+tf), computed once at build time so that a query only multiplies and adds. In a stem's list,
-// name and text are the w of the tool's postings of the stem's main form as written ("=word" and "~word", see
-// index.inlineName), so that a query word written in that form reads one list instead of three.
-type posting struct {
-	doc        uint32
-	w          [2]float32 // for a terse query and for a long request (rankConfig.longBoost)
-	name, text float32
-	fields     uint8 // bit f: the term is in field f, for the learned ranking's features
-	tf         uint8 // the term's count over all fields, at most 255, for its plain BM25 feature
-}
-
 // noTerm is a term id no term has.
 const noTerm = math.MaxUint32
 
@@ -187,7 +175,6 @@ type index struct {
 	byString []uint32          // term ids sorted by term, for prefix expansion
 	byFirst  map[byte][]string // surface words (unstemmed, as written in tools) by first letter, for typo fixes
 	stemOf   map[string]uint32 // surface word → its term
-	postings [][]posting       // while building; then cols
 	// cols holds every term's postings, term after term; term t's are cols[start[t]:start[t+1]].
 	cols  columns
 	start []uint32
@@ -445,11 +432,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	for _, e := range flat {
 		df[e.term]++
 	}
-	ix.postings = make([][]posting, len(ix.vocab))
 	ix.idf = make([]float32, len(ix.vocab))
 	n := float64(len(docs))
 	for t, c := range df {
-		ix.postings[t] = make([]posting, 0, c)
 		// The BM25 idf with +1 inside the log: never negative, so a word in every tool still counts a little.
 		ix.idf[t] = float32(math.Log(1 + (n-float64(c)+0.5)/(float64(c)+0.5)))
 	}
@@ -473,41 +458,95 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		}
 		ix.avgLen = float32(max(sumAll/math.Max(n, 1), 1))
 	}
+
+	// The postings go straight into their columns, each term's at its place, counted above: a folded surface
+	// term (see inlineSurfaces) has no list, its weights go into its stem's name or text column instead.
+	folded := ix.inlineSurfaces(df)
+	ix.start = make([]uint32, len(ix.vocab)+1)
+	total := uint32(0)
+	for t, c := range df {
+		ix.start[t] = total
+		if folded[t] == noTerm {
+			total += c
+		}
+	}
+	ix.start[len(ix.vocab)] = total
+	words := ix.start[ix.firstPair] // the postings of the terms before the pairs, the only ones with name and text
+	same := cfg.longBoost == cfg.boost
+	cols := columns{doc: make([]uint32, total), w: make([]float32, total), name: make([]float32, words),
+		text: make([]float32, words)}
+	cols.long = cols.w
+	if !same {
+		cols.long = make([]float32, total)
+	}
+	if feats {
+		cols.fields, cols.tf = make([]uint8, total), make([]uint8, total)
+	}
+	next := df // reused: term → where its next posting goes
+	for t := range next {
+		next[t] = ix.start[t]
+	}
+	ix.maxW = make([][2]float32, len(ix.vocab))
+	weigh := func(d int, e *entry) (w [2]float32, fields uint8, all int) {
+		var tf, tfLong float32
+		for f := 0; f < numFields; f++ {
+			if e.tf[f] == 0 {
+				continue
+			}
+			fields |= 1 << f
+			all += int(e.tf[f])
+			norm := 1 - cfg.b[f] + cfg.b[f]*(float32(lens[d][f])/2)/avg[f]
+			tf += cfg.boost[f] * float32(e.tf[f]) / norm
+			tfLong += cfg.longBoost[f] * float32(e.tf[f]) / norm
+		}
+		w = [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)}
+		ix.maxW[e.term][0] = max(ix.maxW[e.term][0], w[0])
+		ix.maxW[e.term][1] = max(ix.maxW[e.term][1], w[1])
+		return w, fields, all
+	}
 	start := 0
 	for d := range docs {
-		for _, e := range flat[start:ends[d]] {
-			var tf, tfLong float32
-			var fields uint8
-			var all int
+		// The tool's own terms first, then its folded surface terms into their stems' postings of this tool,
+		// just written (a word indexed as written is indexed by its stem too).
+		for i := range flat[start:ends[d]] {
+			e := &flat[start+i]
 			if feats && e.tf[fieldName] > 0 && e.term < ix.firstPair && !isSurfaceTerm(ix.vocab[e.term]) && ix.nameTerms[d] < math.MaxUint8 {
 				ix.nameTerms[d]++
 			}
-			for f := 0; f < numFields; f++ {
-				if e.tf[f] == 0 {
-					continue
-				}
-				fields |= 1 << f
-				all += int(e.tf[f])
-				norm := 1 - cfg.b[f] + cfg.b[f]*(float32(lens[d][f])/2)/avg[f]
-				tf += cfg.boost[f] * float32(e.tf[f]) / norm
-				tfLong += cfg.longBoost[f] * float32(e.tf[f]) / norm
+			if folded[e.term] != noTerm {
+				continue
 			}
-			ix.postings[e.term] = append(ix.postings[e.term], posting{doc: uint32(d),
-				w:      [2]float32{tf * (cfg.k1 + 1) / (cfg.k1 + tf), tfLong * (cfg.k1 + 1) / (cfg.k1 + tfLong)},
-				fields: fields, tf: uint8(min(all, math.MaxUint8))})
+			w, fields, all := weigh(d, e)
+			at := next[e.term]
+			next[e.term]++
+			cols.doc[at], cols.w[at] = uint32(d), w[0]
+			if !same {
+				cols.long[at] = w[1]
+			}
+			if feats {
+				cols.fields[at], cols.tf[at] = fields, uint8(min(all, math.MaxUint8))
+			}
+		}
+		for i := range flat[start:ends[d]] {
+			e := &flat[start+i]
+			stem := folded[e.term]
+			if stem == noTerm {
+				continue
+			}
+			w, _, _ := weigh(d, e)
+			at := next[stem] - 1
+			if next[stem] == ix.start[stem] || cols.doc[at] != uint32(d) {
+				panic("catalog: a surface term's tool lacks its stem") // the invariant above; never reached
+			}
+			if ix.vocab[e.term][0] == surfacePrefix[0] {
+				cols.name[at] = w[0]
+			} else {
+				cols.text[at] = w[0]
+			}
 		}
 		start = ends[d]
 	}
-	ix.maxW = make([][2]float32, len(ix.vocab))
-	for t, list := range ix.postings {
-		for _, p := range list {
-			ix.maxW[t][0] = max(ix.maxW[t][0], p.w[0])
-			ix.maxW[t][1] = max(ix.maxW[t][1], p.w[1])
-		}
-	}
-
-	ix.inlineSurfaces()
-	ix.flatten()
+	ix.cols = cols
 
 	ix.byString = make([]uint32, len(ix.vocab))
 	for i := range ix.byString {
@@ -581,22 +620,22 @@ func (ix *index) segment(w string) []string {
 	return out
 }
 
-// inlineSurfaces picks the main form of every stem and folds the postings of its surface terms into the stem's.
-// Surface postings are a subset of their stem's (a word indexed as written is indexed by its stem too), and both
-// lists are in tool order, so one merge walk does it.
-func (ix *index) inlineSurfaces() {
+// inlineSurfaces picks the main form of every stem (the one most tools write, see index.inlineName) from the
+// terms' counts, and returns, for each term, the stem it is folded into, or noTerm.
+func (ix *index) inlineSurfaces(df []uint32) []uint32 {
 	ix.inlineName = make([]uint32, len(ix.vocab))
 	ix.inlineText = make([]uint32, len(ix.vocab))
+	folded := make([]uint32, len(ix.vocab))
 	for i := range ix.inlineName {
-		ix.inlineName[i], ix.inlineText[i] = noTerm, noTerm
+		ix.inlineName[i], ix.inlineText[i], folded[i] = noTerm, noTerm, noTerm
 	}
 	type form struct {
 		word  string
-		count int
+		count uint32
 	}
 	best := make(map[uint32]form)
 	for id, v := range ix.vocab {
-		if !strings.HasPrefix(v, surfacePrefix) && !strings.HasPrefix(v, textSurfacePrefix) {
+		if !isSurfaceTerm(v) {
 			continue
 		}
 		w := v[1:]
@@ -604,37 +643,39 @@ func (ix *index) inlineSurfaces() {
 		if !ok {
 			continue
 		}
-		count := len(ix.postings[id])
+		count := df[id]
 		if other, ok := ix.terms[otherSurface(v)]; ok {
-			count += len(ix.postings[other])
+			count += df[other]
 		}
 		if b, ok := best[stem]; !ok || count > b.count || count == b.count && w < b.word {
 			best[stem] = form{w, count}
 		}
 	}
 	for stem, f := range best {
-		list := ix.postings[stem]
 		if id, ok := ix.terms[surfacePrefix+f.word]; ok {
-			ix.inlineName[stem] = id
-			mergeSurface(list, ix.postings[id], func(p *posting, w float32) { p.name = w })
-			ix.postings[id] = nil
+			ix.inlineName[stem], folded[id] = id, stem
 		}
 		if id, ok := ix.terms[textSurfacePrefix+f.word]; ok {
-			ix.inlineText[stem] = id
-			mergeSurface(list, ix.postings[id], func(p *posting, w float32) { p.text = w })
-			ix.postings[id] = nil
+			ix.inlineText[stem], folded[id] = id, stem
 		}
 	}
+	return folded
 }
 
-// columns are postings as parallel arrays, so that a pass over a list reads only what it uses: a pass that
-// looks for tools found before reads only doc, and a word with no folded bonus reads doc and w. long is w itself
-// when the long-request weights are the terse ones.
+// columns are the postings, one (term, tool) pair each, as parallel arrays, so that a pass over a list reads
+// only what it uses: a pass that looks for tools found before reads only doc, and a word with no folded bonus
+// reads doc and w. w is the query-independent part of BM25F, the saturated weighted term frequency tf/(k1+tf),
+// computed once at build time so that a query only multiplies and adds; long is the same for a long request
+// (rankConfig.longBoost), and is w itself when the long-request weights are the terse ones. In a stem's list,
+// name and text are the w of the tool's postings of the stem's main form as written ("=word" and "~word", see
+// index.inlineName), so that a query word written in that form reads one list instead of three.
 type columns struct {
 	doc        []uint32
 	w, long    []float32
 	name, text []float32
-	fields, tf []uint8 // of every posting in cols, read only by the learned ranking (see features)
+	// fields (bit f: the term is in field f) and tf (its count over all fields, at most 255) are read only by
+	// the learned ranking's features, and kept only when it is on (see rankConfig.keepsFeatures).
+	fields, tf []uint8
 }
 
 // plist is one term's postings.
@@ -646,49 +687,6 @@ func (l *plist) weights(mode int) []float32 {
 		return l.long[:len(l.doc)]
 	}
 	return l.w[:len(l.doc)]
-}
-
-// flatten moves the postings into cols, and keeps w alone when the long-request weights are the same.
-func (ix *index) flatten() {
-	total := 0
-	for _, l := range ix.postings {
-		total += len(l)
-	}
-	same := ix.cfg.longBoost == ix.cfg.boost
-	words := 0 // postings of the terms before the pairs, the only ones with name and text weights
-	for _, l := range ix.postings[:ix.firstPair] {
-		words += len(l)
-	}
-	c := columns{doc: make([]uint32, 0, total), w: make([]float32, 0, total), name: make([]float32, 0, words),
-		text: make([]float32, 0, words)}
-	feats := ix.cfg.keepsFeatures()
-	if feats {
-		c.fields, c.tf = make([]uint8, 0, total), make([]uint8, 0, total)
-	}
-	if !same {
-		c.long = make([]float32, 0, total)
-	}
-	ix.start = make([]uint32, len(ix.postings)+1)
-	for t, l := range ix.postings {
-		ix.start[t] = uint32(len(c.doc))
-		for _, p := range l {
-			c.doc, c.w = append(c.doc, p.doc), append(c.w, p.w[0])
-			if feats {
-				c.fields, c.tf = append(c.fields, p.fields), append(c.tf, p.tf)
-			}
-			if uint32(t) < ix.firstPair {
-				c.name, c.text = append(c.name, p.name), append(c.text, p.text)
-			}
-			if !same {
-				c.long = append(c.long, p.w[1])
-			}
-		}
-	}
-	ix.start[len(ix.postings)] = uint32(len(c.doc))
-	if same {
-		c.long = c.w
-	}
-	ix.cols, ix.postings = c, nil
 }
 
 // list returns term t's postings.
@@ -748,19 +746,6 @@ func otherSurface(v string) string {
 		return textSurfacePrefix + v[1:]
 	}
 	return surfacePrefix + v[1:]
-}
-
-// mergeSurface sets, through set, each posting of stem whose tool has a posting in surf to that posting's w.
-func mergeSurface(stem, surf []posting, set func(*posting, float32)) {
-	i := 0
-	for _, sp := range surf {
-		for i < len(stem) && stem[i].doc < sp.doc {
-			i++
-		}
-		if i < len(stem) && stem[i].doc == sp.doc {
-			set(&stem[i], sp.w[0])
-		}
-	}
 }
 
 // halfWords is how much a token adds to its field's length, in half words: a word counts one, a pair of
