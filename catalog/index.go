@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -170,7 +171,7 @@ type docText struct {
 type index struct {
 	cfg      rankConfig
 	n        int
-	terms    map[string]uint32
+	terms    termTable // term → id
 	vocab    []string
 	byString []uint32          // term ids sorted by term, for prefix expansion
 	byFirst  map[byte][]string // surface words (unstemmed, as written in tools) by first letter, for typo fixes
@@ -208,7 +209,6 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	ix := &index{
 		cfg:      cfg,
 		n:        len(docs),
-		terms:    make(map[string]uint32),
 		exact:    make([]exactKey, 0, 2*len(docs)),
 		synonyms: make(map[string][]uint32),
 		byFirst:  make(map[byte][]string),
@@ -242,19 +242,17 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		var id uint32
 		var ok bool
 		if prefix == "" {
-			id, ok = ix.terms[w]
+			id, ok = ix.term(w)
 		} else {
 			buf = append(append(buf[:0], prefix...), w...)
-			id, ok = ix.terms[string(buf)]
+			id, ok = ix.terms.findBytes(ix.vocab, buf)
 		}
 		if !ok {
 			t := w
 			if prefix != "" {
 				t = string(buf)
 			}
-			id = uint32(len(ix.vocab))
-			ix.terms[t] = id
-			ix.vocab = append(ix.vocab, t)
+			id = ix.addTerm(t)
 			slot = append(slot, -1)
 		}
 		if slot[id] < 0 {
@@ -381,11 +379,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 			if t == "" {
 				continue
 			}
-			id, ok := ix.terms[t]
+			id, ok := ix.term(t)
 			if !ok {
-				id = uint32(len(ix.vocab))
-				ix.terms[t] = id
-				ix.vocab = append(ix.vocab, t)
+				id = ix.addTerm(t)
 			}
 			for i := lo; i < ends[j.doc]; i++ {
 				if flat[i].term == id {
@@ -419,10 +415,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	}
 
 	ix.firstPair = uint32(len(ix.vocab))
-	for i, key := range pairVocab {
-		ix.terms[key] = ix.firstPair + uint32(i)
+	for _, key := range pairVocab {
+		ix.addTerm(key)
 	}
-	ix.vocab = append(ix.vocab, pairVocab...)
 	for i := range flat {
 		if t := flat[i].term; t&pairBit != 0 {
 			flat[i].term = ix.firstPair + t&^pairBit
@@ -560,7 +555,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 		group := tokenize(line)
 		for _, s := range group {
 			for _, o := range group {
-				if id, ok := ix.terms[o]; ok && o != s && !containsID(ix.synonyms[s], id) {
+				if id, ok := ix.term(o); ok && o != s && !containsID(ix.synonyms[s], id) {
 					ix.synonyms[s] = append(ix.synonyms[s], id)
 				}
 			}
@@ -582,7 +577,7 @@ type joinedName struct {
 // splitName returns the words a long name word is made of (see segment), or nil for a word some tool's label,
 // source name or description writes as it is ("screenshot", "database"): that is a word, not words run together.
 func (ix *index) splitName(w string) []string {
-	if _, prose := ix.terms[textSurfacePrefix+w]; prose {
+	if _, prose := ix.term(textSurfacePrefix + w); prose {
 		return nil
 	}
 	return ix.segment(w)
@@ -639,12 +634,12 @@ func (ix *index) inlineSurfaces(df []uint32) []uint32 {
 			continue
 		}
 		w := v[1:]
-		stem, ok := ix.terms[analyze(w)]
+		stem, ok := ix.term(analyze(w))
 		if !ok {
 			continue
 		}
 		count := df[id]
-		if other, ok := ix.terms[otherSurface(v)]; ok {
+		if other, ok := ix.term(otherSurface(v)); ok {
 			count += df[other]
 		}
 		if b, ok := best[stem]; !ok || count > b.count || count == b.count && w < b.word {
@@ -652,10 +647,10 @@ func (ix *index) inlineSurfaces(df []uint32) []uint32 {
 		}
 	}
 	for stem, f := range best {
-		if id, ok := ix.terms[surfacePrefix+f.word]; ok {
+		if id, ok := ix.term(surfacePrefix + f.word); ok {
 			ix.inlineName[stem], folded[id] = id, stem
 		}
-		if id, ok := ix.terms[textSurfacePrefix+f.word]; ok {
+		if id, ok := ix.term(textSurfacePrefix + f.word); ok {
 			ix.inlineText[stem], folded[id] = id, stem
 		}
 	}
@@ -698,6 +693,88 @@ func (ix *index) list(t uint32) plist {
 		l.name, l.text = c.name[lo:hi:hi], c.text[lo:hi:hi]
 	}
 	return l
+}
+
+// termTable finds a term's id: open addressing over 8-byte slots (the id, and half of the term's hash to compare
+// first), the terms themselves being the vocabulary's strings. A map[string]uint32 takes 24 bytes a slot, holds
+// no pointers the collector need not scan, and at a million tools had grown to two slots a term.
+type termTable struct {
+	seed  maphash.Seed
+	slots []uint64 // id+1 in the low half (0: empty), the hash's high half in the high one
+	used  int
+}
+
+func (tt *termTable) find(vocab []string, key string) (uint32, bool) {
+	if len(tt.slots) == 0 {
+		return 0, false
+	}
+	h := maphash.String(tt.seed, key)
+	mask := uint64(len(tt.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := tt.slots[i]
+		if sl == 0 {
+			return 0, false
+		}
+		if sl>>32 == h>>32 && vocab[uint32(sl)-1] == key {
+			return uint32(sl) - 1, true
+		}
+	}
+}
+
+// findBytes is find of a term spelled in a buffer, without making it a string.
+func (tt *termTable) findBytes(vocab []string, key []byte) (uint32, bool) {
+	if len(tt.slots) == 0 {
+		return 0, false
+	}
+	h := maphash.Bytes(tt.seed, key)
+	mask := uint64(len(tt.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := tt.slots[i]
+		if sl == 0 {
+			return 0, false
+		}
+		if sl>>32 == h>>32 && vocab[uint32(sl)-1] == string(key) {
+			return uint32(sl) - 1, true
+		}
+	}
+}
+
+// put adds term id, which find does not have; the table doubles past three quarters full.
+func (tt *termTable) put(vocab []string, id uint32) {
+	if 4*(tt.used+1) > 3*len(tt.slots) {
+		old := tt.slots
+		if len(old) == 0 {
+			tt.seed = maphash.MakeSeed()
+		}
+		tt.slots = make([]uint64, max(16, 2*len(old)))
+		for _, sl := range old {
+			if sl != 0 {
+				tt.place(maphash.String(tt.seed, vocab[uint32(sl)-1]), uint32(sl)-1)
+			}
+		}
+	}
+	tt.place(maphash.String(tt.seed, vocab[id]), id)
+	tt.used++
+}
+
+func (tt *termTable) place(h uint64, id uint32) {
+	mask := uint64(len(tt.slots) - 1)
+	i := h & mask
+	for tt.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	tt.slots[i] = h>>32<<32 | uint64(id+1)
+}
+
+// term returns the id of term t.
+func (ix *index) term(t string) (uint32, bool) { return ix.terms.find(ix.vocab, t) }
+
+// addTerm gives term t, which the index does not have yet, the next id.
+func (ix *index) addTerm(t string) uint32 {
+	id := uint32(len(ix.vocab))
+	ix.vocab = append(ix.vocab, t)
+	ix.terms.put(ix.vocab, id)
+	return id
 }
 
 // exactKey is a lowercased name or id of a tool.
@@ -886,11 +963,11 @@ func (ix *index) addPairs(pq *parsedQuery, q string) {
 		}
 		seen[key] = true
 		g := queryGroup{word: key, raw: aRaw + " " + w, hint: true, pair: true}
-		if id, ok := ix.terms[key]; ok {
+		if id, ok := ix.term(key); ok {
 			g.exps = append(g.exps, expansion{id, ix.cfg.pairWeight})
 		}
 		if j := analyze(aRaw + w); !ix.cfg.noJoined && j != "" && j != a && j != t && len(aRaw)+len(w) <= maxTokenBytes {
-			if id, ok := ix.terms[j]; ok {
+			if id, ok := ix.term(j); ok {
 				g.exps = append(g.exps, expansion{id, ix.cfg.pairWeight})
 			}
 		}
@@ -996,7 +1073,7 @@ func (ix *index) addSingle(groups *[]queryGroup, seen map[string]bool, w string)
 	if ix.cfg.singleHint <= 0 || !singleHint(w) || seen[key] || len(*groups) >= maxQueryGroups {
 		return
 	}
-	id, ok := ix.terms[key]
+	id, ok := ix.term(key)
 	if !ok {
 		return
 	}
@@ -1018,8 +1095,8 @@ func (ix *index) addGroup(groups *[]queryGroup, seen map[string]bool, w string) 
 		}
 		g.hint = true // nor does it count as a matched word
 	}
-	g.surface, g.hasSurf = ix.terms[surfacePrefix+w]
-	g.textSurf, g.hasText = ix.terms[textSurfacePrefix+w]
+	g.surface, g.hasSurf = ix.term(surfacePrefix + w)
+	g.textSurf, g.hasText = ix.term(textSurfacePrefix + w)
 	*groups = append(*groups, g)
 }
 
@@ -1034,14 +1111,14 @@ func (ix *index) expand(raw, t string) (exps []expansion, corrected bool) {
 		}
 		exps = append(exps, expansion{id, w})
 	}
-	id, known := ix.terms[t]
+	id, known := ix.term(t)
 	if known {
 		add(id, 1)
 	}
 	if long := abbreviation(raw); long != "" && !ix.cfg.noAbbreviations {
 		// The spelled-out words stand for the same single concept, so they join this word's group.
 		splitWords(long, func(x string) {
-			if id, ok := ix.terms[analyze(x)]; ok {
+			if id, ok := ix.term(analyze(x)); ok {
 				add(id, 1)
 				known = true
 			}

@@ -411,7 +411,7 @@ func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, sr
 // stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
 // whenever some tool has the word).
 func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
-	id, ok := ix.terms[g.word]
+	id, ok := ix.term(g.word)
 	if !ok || g.pair { // a pair term has no bonuses to fold, nor name and text weights to fold them in
 		return noTerm, false
 	}
