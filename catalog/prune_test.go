@@ -258,7 +258,7 @@ func TestBlockedScoringRanksAsFullScoring(t *testing.T) {
 	}{{"pruned", false}, {"full", true}} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := defaultRankConfig()
-			cfg.blockDocs = 1500
+			cfg.blockDocs, cfg.blockAbove = 1500, 0
 			cfg.noPrune = c.noPrune
 			blocked, err := newCatalog(tools, nil, "", &counters{}, cfg)
 			require.NoError(t, err)
@@ -271,7 +271,7 @@ func TestBlockedScoringRanksAsFullScoring(t *testing.T) {
 	}
 	// The floor of the blocks before makes a block's pass stop reading lists for the tools it has not found.
 	cfg := defaultRankConfig()
-	cfg.blockDocs = 1500
+	cfg.blockDocs, cfg.blockAbove = 1500, 0
 	blocked, err := newCatalog(tools, nil, "", &counters{}, cfg)
 	require.NoError(t, err)
 	ix := blocked.ix

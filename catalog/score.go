@@ -169,12 +169,12 @@ func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 		actionBonus += ix.cfg.actionBonus
 	}
 	top := newTopK(limit)
-	// A catalog larger than a block is scored one block of tools at a time, each block's every group before the
+	// A large catalog is scored one block of tools at a time, each block's every group before the
 	// next block's: the cells of a block stay in the core's cache while all its lists are added, where a pass of
 	// one list over a million tools' cells would miss the cache on most of them. A tool's score is the same
 	// floats added in the same order either way, and the best k of the blocks' best k are the best k.
 	step := ix.n
-	if b := ix.cfg.blockDocs; b > 0 && ix.n > b {
+	if b := ix.cfg.blockDocs; b > 0 && ix.n > max(b, ix.cfg.blockAbove) {
 		step = b
 	}
 	for lo := 0; lo < ix.n; lo += step {
@@ -411,8 +411,12 @@ func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, sr
 // stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
 // whenever some tool has the word).
 func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
-	id, ok := ix.term(g.word)
-	if !ok || g.pair { // a pair term has no bonuses to fold, nor name and text weights to fold them in
+	if !g.wordDone { // looked up once: a large catalog's query asks again for every block of tools it scores
+		g.wordTerm, g.wordKnown = ix.term(g.word)
+		g.wordDone = true
+	}
+	id := g.wordTerm
+	if !g.wordKnown || g.pair { // a pair term has no bonuses to fold, nor name and text weights to fold them in
 		return noTerm, false
 	}
 	for _, e := range g.exps {
