@@ -98,8 +98,8 @@ func New(tools []Tool, opts *Options) (*Catalog, error) {
 func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg rankConfig) (*Catalog, error) {
 	def, maxLimit := opts.limits()
 	c := &Catalog{
-		byID:         make(map[string]*entry),
-		byName:       make(map[string][]*entry),
+		byID:         make(map[string]*entry, len(tools)),
+		byName:       make(map[string][]*entry, len(tools)),
 		sources:      make(map[Source]int),
 		stats:        stats,
 		fingerprint:  fp,
@@ -237,11 +237,11 @@ func (c *Catalog) lookup(q string) (*entry, error) {
 		return es[0], nil
 	}
 	if q != "" && len(q) <= maxQueryBytes {
-		// The index keeps every lowercased name and id, so matching without case costs one map lookup (longer
+		// The index keeps every lowercased name and id, so matching without case costs one binary search (longer
 		// queries are no name; lowercasing a megabyte would cost more than the lookup is worth).
 		var folded []*entry
-		for _, d := range c.ix.exact[strings.ToLower(q)] {
-			e := c.entries[d]
+		for _, k := range c.ix.named(strings.ToLower(q)) {
+			e := c.entries[k.doc]
 			if strings.EqualFold(e.id, q) {
 				return e, nil
 			}
@@ -302,8 +302,8 @@ func (c *Catalog) Suggest(ctx context.Context, query string, allow func(*Tool) b
 	if i := strings.LastIndexByte(name, ':'); i >= 0 {
 		name = name[i+1:]
 	}
-	for _, d := range c.ix.exact[name] {
-		add(d)
+	for _, k := range c.ix.named(name) {
+		add(k.doc)
 	}
 	for _, r := range c.ix.search(query, suggestCandidates) {
 		add(r.doc)

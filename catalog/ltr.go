@@ -28,6 +28,7 @@ func buildForTraining(file []byte) (ltr.Ranker, error) {
 	}
 	cfg := defaultRankConfig()
 	cfg.weights = nil
+	cfg.features = true
 	c, err := newCatalog(tools, &Options{MaxSearchLimit: 10}, "", &counters{}, cfg)
 	if err != nil {
 		return nil, err

@@ -30,26 +30,26 @@ func TestPairsIndexAdjacentWords(t *testing.T) {
 	c, err := newCatalog(twinFlights(), nil, "", &counters{}, pairsConfig())
 	require.NoError(t, err)
 	ix := c.ix
-	id, ok := ix.terms[pairKey("round", "trip")]
+	id, ok := ix.term(pairKey("round", "trip"))
 	require.True(t, ok, "a description's adjacent words are a pair")
 	assert.GreaterOrEqual(t, id, ix.firstPair)
 	docs := ix.list(id).doc
 	require.Len(t, docs, 1, "only the tool with the words side by side, in this order, has the pair")
 	assert.Equal(t, "search_flights_a", c.entries[docs[0]].tool.Name)
 	assert.Nil(t, ix.list(id).name, "a pair has no surface weights stored")
-	_, ok = ix.terms[pairKey("search", "roundtrip")]
+	_, ok = ix.term(pairKey("search", "roundtrip"))
 	assert.True(t, ok, "a name's words, split, are pairs too")
-	_, ok = ix.terms[pairKey("flight", "a")]
+	_, ok = ix.term(pairKey("flight", "a"))
 	assert.False(t, ok, "a one-letter word is no word")
 
 	numbered, err := newCatalog([]Tool{{Source: SourceMCP, Name: "task_48_get", Description: "Get task 48 hours late."}}, nil, "", &counters{}, pairsConfig())
 	require.NoError(t, err)
-	for key := range numbered.ix.terms {
+	for _, key := range numbered.ix.vocab {
 		if len(key) > 0 && key[0] == '+' {
 			assert.NotContains(t, key, "48", "a number is no half of a pair")
 		}
 	}
-	_, ok = numbered.ix.terms[pairKey("task", "get")]
+	_, ok = numbered.ix.term(pairKey("task", "get"))
 	assert.False(t, ok, "a number between two words breaks their run")
 
 	off, err := New(twinFlights(), nil)

@@ -235,3 +235,78 @@ func TestPruningWithPairsRanksAsFullScoring(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockedScoringRanksAsFullScoring: a catalog scored a block of tools at a time, with each block's pruning
+// bounded by the blocks before, returns exactly what scoring every matched tool at once returns (tools, order
+// and float scores), for every limit, with and without pruning, on queries that name several tools exactly too;
+// and the blocks do cut reading short, so the bound of the blocks before is exercised.
+func TestBlockedScoringRanksAsFullScoring(t *testing.T) {
+	tools := synthTools(20000)
+	full := defaultRankConfig()
+	full.noPrune = true
+	full.blockDocs = 0
+	plain, err := newCatalog(tools, nil, "", &counters{}, full)
+	require.NoError(t, err)
+	qs := pruneQueries(tools, 300)
+	for i := 0; i < 20; i++ { // two tools named exactly, and words that match many others
+		a, b := &tools[i*997%len(tools)], &tools[(i*331+17)%len(tools)]
+		qs = append(qs, a.Name+" "+b.Name+" create invoice for the customer in the workspace")
+	}
+	for _, c := range []struct {
+		name    string
+		noPrune bool
+	}{{"pruned", false}, {"full", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := defaultRankConfig()
+			cfg.blockDocs, cfg.blockAbove = 1500, 0
+			cfg.noPrune = c.noPrune
+			blocked, err := newCatalog(tools, nil, "", &counters{}, cfg)
+			require.NoError(t, err)
+			for _, q := range qs {
+				for _, k := range []int{1, 3, 10, 50} {
+					require.Equal(t, plain.ix.search(q, k), blocked.ix.search(q, k), "%q, limit %d", q, k)
+				}
+			}
+		})
+	}
+	// The floor of the blocks before makes a block's pass stop reading lists for the tools it has not found.
+	cfg := defaultRankConfig()
+	cfg.blockDocs, cfg.blockAbove = 1500, 0
+	blocked, err := newCatalog(tools, nil, "", &counters{}, cfg)
+	require.NoError(t, err)
+	ix := blocked.ix
+	floored := 0
+	for _, q := range qs {
+		pq := ix.parseQuery(q)
+		first := ix.firstStage(&pq, 10)
+		if len(first) < 10 || first[len(first)-1].exact {
+			continue
+		}
+		s := ix.getScratch()
+		cv := ix.newCoverage(s, pq.groups)
+		// The last block alone, bounded by the best of all: it finds fewer tools than without the bound.
+		s.lo, s.hi = uint32(ix.n-cfg.blockDocs), uint32(ix.n)
+		var full [maxQueryGroups]float64
+		var buf [maxQueryGroups]lead
+		for _, l := range ix.leads(&pq, buf[:0]) {
+			full[l.group] = l.full
+		}
+		count := func(floor float32) int {
+			s.floor = floor
+			ix.scoreInOrder(s, &pq, 10, true, &full, &cv, 1+ix.cfg.actionBonus)
+			found := len(s.touched)
+			for _, d := range s.touched {
+				require.True(t, s.inBlock(d))
+				s.cells[d] = cell{}
+			}
+			s.touched = s.touched[:0]
+			return found
+		}
+		if count(first[len(first)-1].score) < count(0) {
+			floored++
+		}
+		s.lo, s.hi, s.floor = 0, 0, 0
+		ix.scratch.Put(s)
+	}
+	require.Greater(t, floored, len(qs)/10, "the bound of the blocks before must cut passes short")
+}

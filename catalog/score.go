@@ -29,6 +29,11 @@ type scratch struct {
 	mini        columns    // their postings
 	spans       []span     // which of mini is which term's
 	lists       []termList // by term
+	// lo and hi are the tools a query's pass scores, [lo, hi) (hi 0: all of them): a large catalog is scored one
+	// block of tools at a time (see rankConfig.blockDocs). floor is the k-th best score of the blocks before, a
+	// score no tool of this block can enter the top k without beating (0: none yet).
+	lo, hi uint32
+	floor  float32
 }
 
 // maxTableGroups: a query of up to this many groups looks the coverage factor of a tool's groups up in a table.
@@ -163,27 +168,59 @@ func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 	if pq.actions != 0 {
 		actionBonus += ix.cfg.actionBonus
 	}
-	ix.scoreQuery(s, pq, limit, &cv, actionBonus)
-
 	top := newTopK(limit)
-	for _, d := range s.touched {
-		c := &s.cells[d]
-		score := finalScore(c.acc, cv.factor(c.mask), pq.actions != 0 && ix.actions[d]&pq.actions != 0, actionBonus)
-		*c = cell{}
-		isExact := len(exact) > 0 && containsID(exact, d)
-		// Most touched tools cannot enter a full top k; this is the comparison push would make first.
-		if len(top.h) == top.k && !isExact && (top.h[0].exact || score < top.h[0].score) {
-			continue
-		}
-		top.push(scored{doc: d, score: score, exact: isExact})
+	// A large catalog is scored one block of tools at a time, each block's every group before the
+	// next block's: the cells of a block stay in the core's cache while all its lists are added, where a pass of
+	// one list over a million tools' cells would miss the cache on most of them. A tool's score is the same
+	// floats added in the same order either way, and the best k of the blocks' best k are the best k.
+	step := ix.n
+	if b := ix.cfg.blockDocs; b > 0 && ix.n > max(b, ix.cfg.blockAbove) {
+		step = b
 	}
-	s.touched = s.touched[:0]
+	for lo := 0; lo < ix.n; lo += step {
+		s.lo, s.hi, s.floor = 0, 0, 0
+		if step < ix.n {
+			s.lo, s.hi = uint32(lo), uint32(min(lo+step, ix.n))
+			if len(top.h) == top.k && !top.h[0].exact {
+				s.floor = top.h[0].score
+			}
+		}
+		ix.scoreQuery(s, pq, limit, &cv, actionBonus)
+		for _, d := range s.touched {
+			c := &s.cells[d]
+			score := finalScore(c.acc, cv.factor(c.mask), pq.actions != 0 && ix.actions[d]&pq.actions != 0, actionBonus)
+			*c = cell{}
+			isExact := len(exact) > 0 && containsID(exact, d)
+			// Most touched tools cannot enter a full top k; this is the comparison push would make first.
+			if len(top.h) == top.k && !isExact && (top.h[0].exact || score < top.h[0].score) {
+				continue
+			}
+			top.push(scored{doc: d, score: score, exact: isExact})
+		}
+		s.touched = s.touched[:0]
+	}
+	s.lo, s.hi, s.floor = 0, 0, 0
 	for _, d := range exact {
 		if !top.has(d) {
-			top.push(scored{doc: d, exact: true})
+			top.push(scored{doc: d, exact: true, score: ix.scoreOf(s, pq, d, &cv, actionBonus)})
 		}
 	}
 	return top.sorted()
+}
+
+// scoreOf scores one tool from its own postings: a tool the query names exactly ranks first whatever its score,
+// and among several such tools by their scores, which a pass that stopped reading lists for tools it had not
+// found yet (see scoreInOrder) would otherwise leave at 0.
+func (ix *index) scoreOf(s *scratch, pq *parsedQuery, d uint32, cv *coverage, actionBonus float32) float32 {
+	ix.rescore(s, pq, []uint32{d})
+	var score float32
+	for _, t := range s.touched {
+		c := &s.cells[t]
+		score = finalScore(c.acc, cv.factor(c.mask), pq.actions != 0 && ix.actions[t]&pq.actions != 0, actionBonus)
+		*c = cell{}
+	}
+	s.touched = s.touched[:0]
+	return score
 }
 
 // queryWeights returns the coverage weight of each of the query's groups, their total, and how many of them are
@@ -203,7 +240,7 @@ func (ix *index) queryWeights(groups []queryGroup) (weights [maxQueryGroups]floa
 // weights as queryWeights does. surface false leaves out the bonuses for words written as in the tool. Explain
 // scores one group, or one expansion, at a time with it: the same code search scores with.
 func (ix *index) accumulate(s *scratch, pq *parsedQuery, from, to int, surface bool) (weights [maxQueryGroups]float32, total float32, live int) {
-	src := postingSource{ix: ix}
+	src := postingSource{ix: ix, lo: s.lo, hi: s.hi}
 	for gi := from; gi < to; gi++ {
 		ix.scoreGroup(s, pq, gi, surface, false, &src)
 	}
@@ -216,6 +253,7 @@ type postingSource struct {
 	ix         *index
 	restricted bool
 	lists      []termList
+	lo, hi     uint32 // unrestricted: the postings of the tools [lo, hi) (hi 0: all)
 }
 
 // termList is the postings of one term.
@@ -226,7 +264,7 @@ type termList struct {
 
 func (ps *postingSource) list(t uint32) plist {
 	if !ps.restricted {
-		return ps.ix.list(t)
+		return ps.ix.listIn(t, ps.lo, ps.hi)
 	}
 	for _, tl := range ps.lists {
 		if tl.term == t {
@@ -373,8 +411,12 @@ func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, sr
 // stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
 // whenever some tool has the word).
 func (ix *index) stemOfGroup(g *queryGroup) (uint32, bool) {
-	id, ok := ix.terms[g.word]
-	if !ok || g.pair { // a pair term has no bonuses to fold, nor name and text weights to fold them in
+	if !g.wordDone { // looked up once: a large catalog's query asks again for every block of tools it scores
+		g.wordTerm, g.wordKnown = ix.term(g.word)
+		g.wordDone = true
+	}
+	id := g.wordTerm
+	if !g.wordKnown || g.pair { // a pair term has no bonuses to fold, nor name and text weights to fold them in
 		return noTerm, false
 	}
 	for _, e := range g.exps {
@@ -483,7 +525,7 @@ func (ix *index) scoreQuery(s *scratch, pq *parsedQuery, limit int, cv *coverage
 // read so far matched can reach the k-th best score seen, the groups left are read only for the tools found:
 // their sums are then exact, and the tools never found could not have been among the best.
 func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, full *[maxQueryGroups]float64, cv *coverage, actionBonus float32) {
-	all := postingSource{ix: ix}
+	all := postingSource{ix: ix, lo: s.lo, hi: s.hi}
 	n := len(pq.groups)
 	only := false
 	var read float64
@@ -492,7 +534,7 @@ func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, 
 		ix.scoreGroup(s, pq, gi, true, only, &all)
 		read += full[gi]
 		readW += cv.weights[gi]
-		if !cut || only || gi == n-1 || len(s.touched) < limit {
+		if !cut || only || gi == n-1 || len(s.touched) < limit && s.floor == 0 {
 			continue
 		}
 		var acc, m float64
@@ -532,7 +574,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		ix.scoreLead(s, &leads[j], mode, j >= cut)
 		read += leads[j].ub
 		readW += cv.weights[leads[j].group]
-		if j >= cut-1 || len(s.touched) < limit {
+		if j >= cut-1 || len(s.touched) < limit && s.floor == 0 {
 			continue
 		}
 		missing := missingBound(leads[:j+1], leads[j+1:], cv, actionBonus)
@@ -582,7 +624,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		if pq.actions != 0 && ix.actions[d]&pq.actions != 0 {
 			bound *= actionBonus
 		}
-		if len(h) == limit && bound < h[0]*(1-pruneMargin) {
+		if len(h) == limit && bound < h[0]*(1-pruneMargin) || bound < s.floor*(1-pruneMargin) {
 			continue
 		}
 		cands = append(cands, d)
@@ -594,6 +636,9 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	threshold := float32(math.Inf(-1))
 	if len(h) == limit {
 		threshold = h[0] * (1 - pruneMargin)
+	}
+	if s.floor > 0 {
+		threshold = max(threshold, s.floor*(1-pruneMargin))
 	}
 	kept := cands[:0]
 	for i, d := range cands {
@@ -607,7 +652,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		return false // a tool no lead has could still be among the best: the other lists must be read in full
 	}
 	for _, d := range pq.exact {
-		if !containsID(cands, d) {
+		if s.inBlock(d) && !containsID(cands, d) {
 			cands = append(cands, d)
 		}
 	}
@@ -729,7 +774,7 @@ func (ix *index) leads(pq *parsedQuery, out []lead) []lead {
 // What it adds is at most the group's value for the tool: that value is the best expansion (this one or another),
 // plus the bonuses, which this list carries folded in when it is the stem's.
 func (ix *index) scoreLead(s *scratch, l *lead, mode int, only bool) {
-	list := ix.list(l.exp.term)
+	list := ix.listIn(l.exp.term, s.lo, s.hi)
 	s.addList(&list, mode, ix.idf[l.exp.term]*l.exp.w, l.inName, l.inText, 1<<l.group, only)
 }
 
@@ -829,10 +874,13 @@ func (s *scratch) kthPartial(k int, cv *coverage) float32 {
 	}
 	s.best = h
 	if len(h) < k {
-		return 0 // fewer than k looked at: no bound
+		return s.floor // fewer than k looked at: no bound but the blocks before's
 	}
-	return h[0]
+	return max(h[0], s.floor)
 }
+
+// inBlock reports whether tool d is among those the current pass scores.
+func (s *scratch) inBlock(d uint32) bool { return s.hi == 0 || d >= s.lo && d < s.hi }
 
 // maxSampled bounds the tools kthPartial looks at.
 const maxSampled = 1024
