@@ -80,6 +80,36 @@ func TestHungServerDoesNotDelayAnswers(t *testing.T) {
 	}
 }
 
+// startingUntilProgress connects a client (tools mode, stdio) to a front whose one server, name, is still
+// starting until the client hears its first progress notification: the wait has begun and said so, and then the
+// server comes up through dial. It returns the session and the progress notifications it heard.
+func startingUntilProgress(t *testing.T, name string, dial dialFunc) (*sdk.ClientSession, <-chan *sdk.ProgressNotificationParams) {
+	t.Helper()
+	release := make(chan struct{})
+	var once sync.Once
+	slow := func(ctx context.Context, tg *target) (*dialed, error) {
+		<-release
+		return dial(ctx, tg)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the Source starts its server in the background
+	src, err := newSource(ctx, inMemoryConfig(name), fastOptions(nil), dialers(map[string]dialFunc{name: slow}))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		once.Do(func() { close(release) })
+		require.NoError(t, src.Close(context.Background()))
+	})
+	srv := newTestServer(t, newTestRuntime(t, runtime.ModeTools), src, nil)
+	progress := make(chan *sdk.ProgressNotificationParams, 100)
+	sess := connectStdioWith(t, srv, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			progress <- req.Params
+			once.Do(func() { close(release) })
+		},
+	}, "")
+	return sess, progress
+}
+
 // resources/list, resources/templates/list and prompts/list sent the moment a client connects, while the only
 // server is still starting, wait for it rather than answer empty; a client that gave a progress token hears
 // progress meanwhile.
@@ -92,28 +122,7 @@ func TestListsRightAfterConnectAreNotEmpty(t *testing.T) {
 		})
 	a.addPrompt("greet", "hello")
 	a.AddTool("echo", "Echo.", echo(""))
-	release := make(chan struct{})
-	var once sync.Once
-	slow := func(ctx context.Context, tg *target) (*dialed, error) {
-		<-release // still starting until the client has asked
-		return a.dial(ctx, tg)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	src, err := newSource(ctx, inMemoryConfig("a"), fastOptions(nil), dialers(map[string]dialFunc{"a": slow}))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		once.Do(func() { close(release) })
-		require.NoError(t, src.Close(context.Background()))
-	})
-	srv := newTestServer(t, newTestRuntime(t, runtime.ModeTools), src, nil)
-	progress := make(chan *sdk.ProgressNotificationParams, 100)
-	sess := connectStdioWith(t, srv, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			progress <- req.Params
-			once.Do(func() { close(release) }) // the wait has begun and said so: now the server comes up
-		},
-	}, "")
+	sess, progress := startingUntilProgress(t, "a", a.dial)
 
 	params := &sdk.ListResourcesParams{}
 	params.SetProgressToken("list-1")
@@ -139,28 +148,7 @@ func TestListsRightAfterConnectAreNotEmpty(t *testing.T) {
 func TestCallWaitingForAServerSendsProgress(t *testing.T) {
 	issues := newFakeServer(0)
 	issues.AddTool("create_issue", "Create an issue in a repository's tracker.", echo("created: "))
-	release := make(chan struct{})
-	var once sync.Once
-	slow := func(ctx context.Context, tg *target) (*dialed, error) {
-		<-release
-		return issues.dial(ctx, tg)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	src, err := newSource(ctx, inMemoryConfig("issues"), fastOptions(nil), dialers(map[string]dialFunc{"issues": slow}))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		once.Do(func() { close(release) })
-		require.NoError(t, src.Close(context.Background()))
-	})
-	srv := newTestServer(t, newTestRuntime(t, runtime.ModeTools), src, nil)
-	progress := make(chan *sdk.ProgressNotificationParams, 100)
-	sess := connectStdioWith(t, srv, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			progress <- req.Params
-			once.Do(func() { close(release) })
-		},
-	}, "")
+	sess, progress := startingUntilProgress(t, "issues", issues.dial)
 	params := &sdk.CallToolParams{Name: runtime.ToolSearchName, Arguments: map[string]any{"query": "create an issue"}}
 	params.SetProgressToken("call-1")
 	res, err := sess.CallTool(t.Context(), params)

@@ -101,10 +101,7 @@ func (c *clientScope) start(u *server, is *isolatedSession) {
 		mu.Lock()
 		conn := started
 		mu.Unlock()
-		if conn == nil || conn.pgid <= 0 {
-			return activity{}
-		}
-		return groupActivity(conn.pgid)
+		return conn.activity()
 	}
 	clocked := make(chan struct{})
 	go func() {

@@ -51,12 +51,18 @@ func (u *server) activity() activity {
 	u.mu.Lock()
 	conn := u.conn
 	u.mu.Unlock()
-	var a activity
-	if conn != nil && conn.pgid > 0 {
-		a = groupActivity(conn.pgid)
-	}
+	a := conn.activity()
 	a.stderr = u.stderr.bytesWritten()
 	return a
+}
+
+// activity is what the processes a dial started have done so far; nothing for a dial that started none (or
+// none yet: conn nil).
+func (conn *dialed) activity() activity {
+	if conn == nil || conn.pgid <= 0 {
+		return activity{}
+	}
+	return groupActivity(conn.pgid)
 }
 
 // clockStart is startClock for an attempt of u's shared session: its progress pushes back u's deadline (what
