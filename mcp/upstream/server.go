@@ -484,12 +484,16 @@ func (u *server) exited() bool {
 	}
 }
 
+// setFailed says the failure before it publishes it, the reverse of ready's order: what acts on a server having
+// failed (mcp serve's warning that a selector naming its tools matches none) then follows the "failed" line in
+// the log. Published first, a watcher woken by another server's change could see the state and write its warning
+// above the line that explains it.
 func (u *server) setFailed(err error, wait time.Duration) {
+	u.src.progressf("mcp: %s: failed: %v (retrying in %s)", u.name, unwrapServer(err), wait.Round(time.Millisecond))
 	u.mu.Lock()
 	u.state, u.lastErr, u.nextRetry, u.since = StateFailed, err, time.Now().Add(wait), time.Now()
 	u.mu.Unlock()
 	u.src.notify()
-	u.src.progressf("mcp: %s: failed: %v (retrying in %s)", u.name, unwrapServer(err), wait.Round(time.Millisecond))
 }
 
 // unwrapServer drops the "mcp server "x":" prefix from progress lines that already start with the name.

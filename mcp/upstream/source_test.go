@@ -507,3 +507,58 @@ func TestSafeSourceNames(t *testing.T) {
 	_, err := catalog.New(src.Tools(), nil)
 	require.NoError(t, err)
 }
+
+// progressLines is a progress writer that runs see on every line before it is taken, as a reader of the log would
+// meet it.
+type progressLines func(line string)
+
+func (w progressLines) Write(p []byte) (int, error) {
+	for line := range strings.Lines(string(p)) {
+		w(line)
+	}
+	return len(p), nil
+}
+
+// A failure is in the log before anything can see it in Status: what reacts to a failed server (mcp serve's
+// warning that a selector names no tool) is never written above the line saying that the server failed.
+func TestFailedLineComesBeforeTheFailedState(t *testing.T) {
+	// Each attempt fails with an error of its own, so the Status read at an attempt's line tells whether that
+	// attempt's failure was already published.
+	var attempts atomic.Int32
+	var failures [64]error
+	for i := range failures {
+		failures[i] = fmt.Errorf("attempt %d: the program cannot be run", i+1)
+	}
+	broken := func(context.Context, *server) (*dialed, error) {
+		return nil, failures[min(int(attempts.Add(1)), len(failures))-1]
+	}
+	var src atomic.Pointer[Source]
+	type sighting struct {
+		attempt int
+		status  Status
+	}
+	seen := make(chan sighting, 1)
+	opts := fastOptions(nil)
+	opts.Progress = progressLines(func(line string) {
+		// The first attempt fails while the Source is being made; a retry's line finds it set.
+		if s := src.Load(); s != nil && strings.Contains(line, "mcp: broken: failed:") {
+			select {
+			case seen <- sighting{int(attempts.Load()), s.Status()[0]}:
+			default:
+			}
+		}
+	})
+	src.Store(startSource(t, inMemoryConfig("broken"), opts, map[string]dialFunc{"broken": broken}))
+
+	select {
+	case at := <-seen:
+		require.Less(t, at.attempt, len(failures))
+		assert.NotErrorIs(t, at.status.Err, failures[at.attempt-1], "attempt %d's failure was published before its line", at.attempt)
+		require.Eventually(t, func() bool {
+			return errors.Is(src.Load().Status()[0].Err, failures[at.attempt-1]) ||
+				int(attempts.Load()) > at.attempt
+		}, time.Minute, 10*time.Millisecond)
+	case <-time.After(time.Minute):
+		t.Fatal("no failed line")
+	}
+}
