@@ -153,7 +153,6 @@ func newCatalog(tools []Tool, opts *Options, fp string, stats *counters, cfg ran
 		}
 	}
 	c.ix = buildIndex(docs, cfg)
-	c.ix.nameOf = func(d uint32) string { return c.entries[d].tool.Name }
 	return c, nil
 }
 

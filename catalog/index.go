@@ -205,23 +205,25 @@ type index struct {
 	lens      [][numFields]uint16
 	nameTerms []uint8
 	avgLen    float32
-	// nameOf gives tool d's name, for the tie-break (see tieKey): the catalog holds it. nameStops has bit d set
-	// when it has a stop word, the only names the tie-break reads.
-	nameOf    func(d uint32) string
+	// For the tie-break (see tieKey): nameStops has bit d set when tool d's name has a stop word, and namePairs
+	// are the pairs of adjacent words of those names one of which is a stop word, by tool; stopIDs numbers the
+	// stop words names have (a pair's word is its term, or stopKey|its number).
 	nameStops []uint64
+	namePairs []namePair
+	stopIDs   map[string]uint32
 	scratch   sync.Pool
 }
 
 func buildIndex(docs []docText, cfg rankConfig) *index {
 	ix := &index{
-		cfg:      cfg,
-		n:        len(docs),
-		exact:    make([]exactKey, 0, 2*len(docs)),
-		synonyms: make(map[string][]uint32),
-		byFirst:  make(map[byte][]string),
-		stemOf:   make(map[string]uint32),
-		// one bit a tool
-		nameStops: make([]uint64, (len(docs)+63)/64),
+		cfg:       cfg,
+		n:         len(docs),
+		exact:     make([]exactKey, 0, 2*len(docs)),
+		synonyms:  make(map[string][]uint32),
+		byFirst:   make(map[byte][]string),
+		stemOf:    make(map[string]uint32),
+		nameStops: make([]uint64, (len(docs)+63)/64), // one bit a tool
+		stopIDs:   make(map[string]uint32),
 	}
 	type entry struct {
 		term uint32
@@ -304,6 +306,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				prefix = textSurfacePrefix
 			}
 			prev := ""
+			var inName nameWord // the name's word before, for namePairs
 			splitTokens(docs[d].fields[f], 1, func(w string) {
 				if len(w) == 1 {
 					// A single letter or digit ("b" of add(a, b), "3" of "3 days") is indexed on its own, for the
@@ -317,6 +320,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				if t == "" {
 					if f == fieldName && isStopWord(w) {
 						ix.nameStops[d/64] |= 1 << (d % 64)
+						ix.addNameWord(uint32(d), &inName, ix.stopKey(w), true)
 					}
 					return
 				}
@@ -332,6 +336,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 					}
 				}
 				id := count("", t)
+				if f == fieldName {
+					ix.addNameWord(uint32(d), &inName, id, false)
+				}
 				if _, ok := ix.stemOf[w]; !ok && len(w) >= 3 && isASCIILetters(w) {
 					ix.stemOf[w] = id
 					ix.byFirst[w[0]] = append(ix.byFirst[w[0]], w)

@@ -7,7 +7,7 @@ import (
 
 // maxTied bounds the tools of one tie (equal first-stage scores) that the tie-break reads: those with the lowest
 // ids. The others of a larger tie follow them in id order. A tie that large is a word every tool of a server or
-// catalog matches alike, where reading each tool's text would cost more than the query.
+// catalog matches alike, where reading each tool's name pairs and postings would cost more than the query.
 const maxTied = 64
 
 // tieKey orders tools the first stage scores equally, by what the request says that the first stage does not
@@ -24,7 +24,7 @@ const maxTied = 64
 //
 // Nothing else: a shorter text or name is no sign the request asked for it, and ordering ties by length moved
 // six right tools out of the top five and one in (see docs/search.md). A word the first stage reads counts the
-// same in every tool of a tie, or they would not be tied.
+// same in every tool of a tie, or they would hardly be tied to the last bit.
 type tieKey struct {
 	text  float32
 	named int
@@ -49,63 +49,76 @@ func (a tieKey) compare(b tieKey) (int, string) {
 	return 0, tieByID
 }
 
-// tieRequest is what the tie-break reads of a request, made once per ranking that has a tie.
+// tieRequest is what the tie-break reads of a request, made once per ranking that has a tie it can split.
 type tieRequest struct {
 	unread []uint32 // the request's content words the first stage did not read and the catalog has, each once
-	// words are the request's words as written, and stopWords its stop words next to another word, each once.
-	words     []string
-	stopWords []string
-	// stops are the pairs of adjacent words of the request (keyed by nameKey) one of which is a stop word, made
-	// when a name first needs them.
-	stops [][2]string
-	name  []string // the name's words, while reading one tool
+	// pairs are the request's adjacent words one of which is a stop word, as namePair has them: only those some
+	// name has words of.
+	pairs   [][2]uint32
+	counted []uint32 // while reading one name
 }
 
-// nameKey is how a word of a name is compared with the request's: a stop word as written, any other by its stem.
-func nameKey(w string) string {
-	if isStopWord(w) {
-		return w
+// namePair is two adjacent words of tool doc's name, one of them a stop word (see index.namePairs).
+type namePair struct {
+	doc  uint32
+	a, b uint32
+}
+
+// stopKey marks a stop word's number in a namePair.
+const stopKey = 1 << 31
+
+// nameWord is the word before while a name is read.
+type nameWord struct {
+	key      uint32
+	stop, ok bool
+}
+
+// stopKey gives stop word w its number, for namePairs.
+func (ix *index) stopKey(w string) uint32 {
+	id, ok := ix.stopIDs[w]
+	if !ok {
+		id = stopKey | uint32(len(ix.stopIDs))
+		ix.stopIDs[w] = id
 	}
-	return stem(w)
+	return id
+}
+
+// addNameWord adds the pair of the word before and key, when one is a stop word, to tool d's namePairs.
+func (ix *index) addNameWord(d uint32, prev *nameWord, key uint32, stop bool) {
+	if prev.ok && (prev.stop || stop) {
+		ix.namePairs = append(ix.namePairs, namePair{d, prev.key, key})
+	}
+	*prev = nameWord{key, stop, true}
 }
 
 func (ix *index) tieRequest(pq *parsedQuery) *tieRequest {
 	r := &tieRequest{}
+	var prev nameWord
 	splitWords(pq.text, func(w string) {
-		r.words = append(r.words, w)
-		if !isStopWord(w) && pq.truncated {
+		stop := isStopWord(w)
+		var key uint32
+		var ok bool
+		if stop {
+			key, ok = ix.stopIDs[w]
+		} else {
 			t := stem(w)
-			read := slices.ContainsFunc(pq.groups, func(g queryGroup) bool { return !g.pair && g.word == t })
-			if id, ok := ix.term(t); ok && !read && !slices.Contains(r.unread, id) {
-				r.unread = append(r.unread, id)
+			key, ok = ix.term(t)
+			if ok && pq.truncated && !slices.Contains(r.unread, key) &&
+				!slices.ContainsFunc(pq.groups, func(g queryGroup) bool { return !g.pair && g.word == t }) {
+				r.unread = append(r.unread, key)
 			}
 		}
+		if ok && prev.ok && (stop || prev.stop) {
+			r.pairs = append(r.pairs, [2]uint32{prev.key, key})
+		}
+		prev = nameWord{key, stop, ok}
 	})
-	if len(r.words) > 1 {
-		for _, w := range r.words {
-			if isStopWord(w) && !slices.Contains(r.stopWords, w) {
-				r.stopWords = append(r.stopWords, w)
-			}
-		}
-	}
 	return r
 }
 
-// pairs makes stops.
-func (r *tieRequest) pairs() [][2]string {
-	if r.stops == nil {
-		r.stops = [][2]string{}
-		for i := 1; i < len(r.words); i++ {
-			if a, b := r.words[i-1], r.words[i]; isStopWord(a) || isStopWord(b) {
-				r.stops = append(r.stops, [2]string{nameKey(a), nameKey(b)})
-			}
-		}
-	}
-	return r.stops
-}
-
-// empty reports a request that tells no tied tools apart: no word past those read, no stop word beside another.
-func (r *tieRequest) empty() bool { return len(r.unread) == 0 && len(r.stopWords) == 0 }
+// empty reports a request that tells no tied tools apart: no word past those read, no stop word beside a word
+// that some name has beside it.
+func (r *tieRequest) empty() bool { return len(r.unread) == 0 && len(r.pairs) == 0 }
 
 // textKey is the idf of the unread words tool d's text has, from the words' postings.
 func (ix *index) textKey(r *tieRequest, d uint32) float32 {
@@ -120,51 +133,29 @@ func (ix *index) textKey(r *tieRequest, d uint32) float32 {
 
 // namedKey counts the request's stop words tool d's name has beside the same word (see tieKey).
 func (ix *index) namedKey(r *tieRequest, d uint32) int {
-	if !ix.nameHasStop(d) {
+	if !ix.nameHasStop(d) || len(r.pairs) == 0 {
 		return 0
 	}
-	name := ix.nameOf(d)
-	if !slices.ContainsFunc(r.stopWords, func(w string) bool { return hasWordFold(name, w) }) {
-		return 0 // no stop word of the request is a word of the name
-	}
-	r.name = r.name[:0]
-	splitWords(name, func(w string) { r.name = append(r.name, w) })
-	n := 0
-	for i, w := range r.name {
-		if !isStopWord(w) || slices.Index(r.name, w) < i {
-			continue // a content word, or a stop word counted already
+	at, _ := slices.BinarySearchFunc(ix.namePairs, d, func(p namePair, d uint32) int { return cmp.Compare(p.doc, d) })
+	r.counted = r.counted[:0]
+	for _, p := range ix.namePairs[at:] {
+		if p.doc != d {
+			break
 		}
-		if i > 0 && slices.Contains(r.pairs(), [2]string{nameKey(r.name[i-1]), w}) ||
-			i+1 < len(r.name) && slices.Contains(r.pairs(), [2]string{w, nameKey(r.name[i+1])}) {
-			n++
+		if !slices.Contains(r.pairs, [2]uint32{p.a, p.b}) {
+			continue
+		}
+		for _, k := range [2]uint32{p.a, p.b} {
+			if k&stopKey != 0 && !slices.Contains(r.counted, k) {
+				r.counted = append(r.counted, k)
+			}
 		}
 	}
-	return n
+	return len(r.counted)
 }
 
 // nameHasStop reports whether tool d's name has a stop word.
 func (ix *index) nameHasStop(d uint32) bool { return ix.nameStops[d/64]&(1<<(d%64)) != 0 }
-
-// hasWordFold reports whether name may have w (lower-case ASCII letters) as a word: in any case, with no
-// lower-case letter just before or after it unless it starts with a capital (camelCase). It errs towards yes,
-// never no where splitWords finds the word: it only spares splitting names that cannot count.
-func hasWordFold(name, w string) bool {
-	lower := func(c byte) bool { return c >= 'a' && c <= 'z' }
-	for i := 0; i+len(w) <= len(name); i++ {
-		j := 0
-		for j < len(w) && name[i+j]|0x20 == w[j] {
-			j++
-		}
-		if j < len(w) {
-			continue
-		}
-		end := i + len(w)
-		if (i == 0 || !lower(name[i-1]) || !lower(name[i])) && (end == len(name) || !lower(name[end])) {
-			return true
-		}
-	}
-	return false
-}
 
 func (ix *index) tieKey(r *tieRequest, d uint32) tieKey {
 	return tieKey{text: ix.textKey(r, d), named: ix.namedKey(r, d)}
@@ -176,7 +167,7 @@ func sameRank(a, b scored) bool { return a.exact == b.exact && a.score == b.scor
 // canSplit reports whether the tie-break could tell some of tied apart: only a request with words the first
 // stage did not read, or a name with a stop word, can. Most ties cost a look at one bit a tool.
 func (ix *index) canSplit(pq *parsedQuery, tied []scored) bool {
-	return ix.nameOf != nil && (pq.truncated || slices.ContainsFunc(tied, func(x scored) bool { return ix.nameHasStop(x.doc) }))
+	return pq.truncated || slices.ContainsFunc(tied, func(x scored) bool { return ix.nameHasStop(x.doc) })
 }
 
 // tiedTool is one tool of a tie while the tie-break orders it.
@@ -250,7 +241,7 @@ type tieExplained struct {
 // false when no other tool has its score.
 func (ix *index) explainTie(pq *parsedQuery, ranked []scored, d uint32) (x tieExplained, ok bool) {
 	at := slices.IndexFunc(ranked, func(s scored) bool { return s.doc == d })
-	if at < 0 || ix.nameOf == nil {
+	if at < 0 {
 		return x, false
 	}
 	i, j := at, at+1

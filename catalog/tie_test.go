@@ -147,3 +147,28 @@ func TestTieBreakReadsAtMostMaxTied(t *testing.T) {
 	assert.Equal(t, tieByUnread, xs[1].Tie.By)
 	assert.Equal(t, past+1, xs[1].Rank, "in id order after the tools read")
 }
+
+// BenchmarkSearchTie is the tie-break's worst case: a tie of maxTied look-alike tools at the first place, every
+// name with a stop word the request has beside the same word ("read"), against the same catalog whose names have
+// none, where the tie costs one bit a tool ("unread").
+func BenchmarkSearchTie(b *testing.B) {
+	for _, kind := range []struct{ name, word string }{{"read", "before"}, {"unread", "prior"}} {
+		b.Run(kind.name, func(b *testing.B) {
+			tools := synthTools(1000)
+			for i := range maxTied {
+				tools = append(tools, Tool{Source: SourceMCP, SourceName: fmt.Sprintf("cal%03d", i),
+					Name: "events_" + kind.word, Description: "List the events of a calendar."})
+			}
+			c, err := New(tools, nil)
+			require.NoError(b, err)
+			q := "list calendar events " + kind.word + " friday"
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Search(ctx, q, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
