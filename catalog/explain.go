@@ -44,7 +44,8 @@ type Explanation struct {
 // first stage reads that each tool's text has (each counted by its idf), then by the request's stop words its
 // name has next to the same word as the request, then by id.
 type TieBreak struct {
-	With []string `json:"with"` // the ids of the other tools with the same score, in rank order
+	Tools int      `json:"tools"` // how many tools have the score, this one included
+	With  []string `json:"with"`  // the ids of the others, in rank order (the first 64)
 	// By is what set this tool apart from the tied tool next to it in the ranking (the one above it, or for the
 	// first of them the one below): "text", "name", "id" (the request tells them apart by neither), or "id, past
 	// the tools of the tie the tie-break reads" (a tie of more tools than the tie-break reads: the others follow
@@ -158,7 +159,7 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 		}
 		x.Total = total
 		if tie, ok := c.ix.explainTie(&pq, first, d); ok {
-			x.Tie = &TieBreak{By: tie.by, TextWords: float64(tie.key.text), NameWords: tie.key.named}
+			x.Tie = &TieBreak{Tools: tie.of, By: tie.by, TextWords: float64(tie.key.text), NameWords: tie.key.named}
 			for _, o := range tie.with {
 				x.Tie.With = append(x.Tie.With, c.entries[o].id)
 			}

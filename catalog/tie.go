@@ -231,7 +231,8 @@ func (ix *index) breakTies(pq *parsedQuery, ranked, tied []scored, limit int) []
 
 // tieExplained is how the tie-break placed one tool, for explain.
 type tieExplained struct {
-	with []uint32 // the other tools of its tie, in rank order
+	with []uint32 // the other tools of its tie, in rank order: the first maxTied
+	of   int      // the tools of the tie
 	by   string   // the key that set it apart from its neighbour in the tie (see tieKey.compare)
 	key  tieKey
 	read bool // among the tools of the tie the tie-break read
@@ -254,8 +255,9 @@ func (ix *index) explainTie(pq *parsedQuery, ranked []scored, d uint32) (x tieEx
 	if j-i < 2 {
 		return x, false
 	}
+	x.of = j - i
 	for _, s := range ranked[i:j] {
-		if s.doc != d {
+		if s.doc != d && len(x.with) < maxTied {
 			x.with = append(x.with, s.doc)
 		}
 	}

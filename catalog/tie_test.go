@@ -77,6 +77,7 @@ func TestTieBreakNamedStopWords(t *testing.T) {
 	require.NotNil(t, xs[0].Tie)
 	assert.Equal(t, to, xs[0].ID)
 	assert.Equal(t, []string{from}, xs[0].Tie.With)
+	assert.Equal(t, 2, xs[0].Tie.Tools)
 	assert.Equal(t, tieByName, xs[0].Tie.By)
 	assert.Equal(t, 1, xs[0].Tie.NameWords, "to, before pdf")
 	assert.Equal(t, 0, xs[1].Tie.NameWords)
@@ -143,7 +144,8 @@ func TestTieBreakReadsAtMostMaxTied(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, xs, 2)
 	assert.Equal(t, tieByName, xs[0].Tie.By)
-	assert.Len(t, xs[0].Tie.With, n-1)
+	assert.Equal(t, n, xs[0].Tie.Tools)
+	assert.Len(t, xs[0].Tie.With, maxTied, "the first maxTied of the others")
 	assert.Equal(t, tieByUnread, xs[1].Tie.By)
 	assert.Equal(t, past+1, xs[1].Rank, "in id order after the tools read")
 }

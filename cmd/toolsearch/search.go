@@ -290,8 +290,8 @@ func searchExplain(ctx context.Context, cat *catalog.Catalog, query string, limi
 			x.FirstStage, x.Sum, x.CoverageFactor, 100*x.Coverage, x.ActionFactor)
 		if tie := x.Tie; tie != nil {
 			with := strings.Join(tie.With[:min(3, len(tie.With))], ", ")
-			if len(tie.With) > 3 {
-				with += fmt.Sprintf(" and %d more", len(tie.With)-3)
+			if tie.Tools-1 > 3 {
+				with += fmt.Sprintf(" and %d more", tie.Tools-1-3)
 			}
 			fmt.Fprintf(out, "  tied on the first stage with %s; placed by %s (unread words of the request in its text: %.4f by idf; its stop words beside the same word in its name: %d)\n",
 				with, tie.By, tie.TextWords, tie.NameWords)
