@@ -35,6 +35,24 @@ type Explanation struct {
 	// the first stage alone: it has no Features, and its Total is FirstStage.
 	Reranked bool    `json:"reranked"`
 	Total    float64 `json:"total"`
+	// Tie: other tools have the same first-stage score, and the tie-break placed this one among them; nil when no
+	// other tool has its score, or when the learned ranking orders the request.
+	Tie *TieBreak `json:"tie,omitempty"`
+}
+
+// TieBreak says how tools with the same first-stage score were ordered: by the request's words past those the
+// first stage reads that each tool's text has (each counted by its idf), then by the request's stop words its
+// name has next to the same word as the request, then by id.
+type TieBreak struct {
+	Tools int      `json:"tools"` // how many tools have the score, this one included
+	With  []string `json:"with"`  // the ids of the others, in rank order (the first 64)
+	// By is what set this tool apart from the tied tool next to it in the ranking (the one above it, or for the
+	// first of them the one below): "text", "name", "id" (the request tells them apart by neither), or "id, past
+	// the tools of the tie the tie-break reads" (a tie of more tools than the tie-break reads: the others follow
+	// in id order).
+	By        string  `json:"by"`
+	TextWords float64 `json:"textWords"` // the idf of the unread words of the request the tool's text has, summed
+	NameWords int     `json:"nameWords"` // the request's stop words its name has beside the same word
 }
 
 // FeatureContribution is one input of the learned score: Contribution = Value × Weight.
@@ -82,8 +100,10 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 		return nil, err
 	}
 	_, ranked := c.ix.ranked(query, c.ix.n)
+	var first []scored // the first stage's ranking, when it is the ranking
 	if ranked == nil { // a terse query: the first stage's ranking, as search's
-		for _, r := range c.ix.search(query, c.ix.n) {
+		first = c.ix.search(query, c.ix.n)
+		for _, r := range first {
 			ranked = append(ranked, candidate{scored: r, first: r.score})
 		}
 	}
@@ -138,6 +158,12 @@ func (c *Catalog) Explain(ctx context.Context, query string, limit int, also ...
 			}
 		}
 		x.Total = total
+		if tie, ok := c.ix.explainTie(&pq, first, d); ok {
+			x.Tie = &TieBreak{Tools: tie.of, By: tie.by, TextWords: float64(tie.key.text), NameWords: tie.key.named}
+			for _, o := range tie.with {
+				x.Tie.With = append(x.Tie.With, c.entries[o].id)
+			}
+		}
 		score := total
 		if ds.exact {
 			score += exactScoreBonus

@@ -205,17 +205,25 @@ type index struct {
 	lens      [][numFields]uint16
 	nameTerms []uint8
 	avgLen    float32
+	// For the tie-break (see tieKey): nameStops has bit d set when tool d's name has a stop word, and namePairs
+	// are the pairs of adjacent words of those names one of which is a stop word, by tool; stopIDs numbers the
+	// stop words names have (a pair's word is its term, or stopKey|its number).
+	nameStops []uint64
+	namePairs []namePair
+	stopIDs   map[string]uint32
 	scratch   sync.Pool
 }
 
 func buildIndex(docs []docText, cfg rankConfig) *index {
 	ix := &index{
-		cfg:      cfg,
-		n:        len(docs),
-		exact:    make([]exactKey, 0, 2*len(docs)),
-		synonyms: make(map[string][]uint32),
-		byFirst:  make(map[byte][]string),
-		stemOf:   make(map[string]uint32),
+		cfg:       cfg,
+		n:         len(docs),
+		exact:     make([]exactKey, 0, 2*len(docs)),
+		synonyms:  make(map[string][]uint32),
+		byFirst:   make(map[byte][]string),
+		stemOf:    make(map[string]uint32),
+		nameStops: make([]uint64, (len(docs)+63)/64), // one bit a tool
+		stopIDs:   make(map[string]uint32),
 	}
 	type entry struct {
 		term uint32
@@ -298,6 +306,7 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				prefix = textSurfacePrefix
 			}
 			prev := ""
+			var inName nameWord // the name's word before, for namePairs
 			splitTokens(docs[d].fields[f], 1, func(w string) {
 				if len(w) == 1 {
 					// A single letter or digit ("b" of add(a, b), "3" of "3 days") is indexed on its own, for the
@@ -309,6 +318,10 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 				}
 				t := analyze(w)
 				if t == "" {
+					if f == fieldName && isStopWord(w) {
+						ix.nameStops[d/64] |= 1 << (d % 64)
+						ix.addNameWord(uint32(d), &inName, ix.stopKey(w), true)
+					}
 					return
 				}
 				if cfg.pairWeight > 0 && cfg.pairFields&(1<<f) != 0 {
@@ -323,6 +336,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 					}
 				}
 				id := count("", t)
+				if f == fieldName {
+					ix.addNameWord(uint32(d), &inName, id, false)
+				}
 				if _, ok := ix.stemOf[w]; !ok && len(w) >= 3 && isASCIILetters(w) {
 					ix.stemOf[w] = id
 					ix.byFirst[w[0]] = append(ix.byFirst[w[0]], w)
@@ -874,8 +890,11 @@ type queryGroup struct {
 
 // parsedQuery is a query analyzed against the index.
 type parsedQuery struct {
-	groups []queryGroup
-	exact  []uint32 // tools the query names exactly
+	text string // the query as read (its first maxQueryBytes), for the tie-break
+	// truncated: the query has more words than the maxQueryGroups groups it is scored by.
+	truncated bool
+	groups    []queryGroup
+	exact     []uint32 // tools the query names exactly
 	// long: the query has more than longRequestWords content words, and is ranked as a request.
 	long bool
 	// actions are the action classes the request's words ask for (bit i: actionClasses[i]), in a long request.
@@ -893,10 +912,11 @@ func (pq *parsedQuery) mode() int {
 // parseQuery analyzes a query into groups, and finds the tools it names exactly.
 func (ix *index) parseQuery(q string) parsedQuery {
 	q = textcut.Prefix(q, maxQueryBytes)
-	var pq parsedQuery
+	pq := parsedQuery{text: q}
 	pq.exact = ix.exactMatches(q)
 	seen := make(map[string]bool)
 	splitTokens(q, 1, func(w string) {
+		pq.truncated = pq.truncated || len(pq.groups) == maxQueryGroups
 		if len(w) > 1 {
 			ix.addGroup(&pq.groups, seen, w)
 			return
@@ -1335,7 +1355,8 @@ type scored struct {
 	exact bool
 }
 
-// better orders results: exact names first, then score, then id (tools are indexed in id order).
+// better orders results: exact names first, then score, then id (tools are indexed in id order). The first stage
+// then orders the ties by what the request says (see breakTies), and by id only where that says nothing.
 func better(a, b scored) bool {
 	if a.exact != b.exact {
 		return a.exact
@@ -1399,10 +1420,13 @@ func (ix *index) coverageStrength(n int) float32 {
 	return ix.cfg.coverage
 }
 
-// topK keeps the best k results seen, as a min-heap on better.
+// topK keeps the best k results seen, as a min-heap on better, and beside them in tied, of the results left out
+// with the rank of the worst kept (sameRank), the maxTied with the lowest ids: which of the tools tied across
+// the k-th place are in the ranking is the tie-break's to decide (see breakTies), not their ids'.
 type topK struct {
-	k int
-	h []scored
+	k    int
+	h    []scored
+	tied []scored // a max-heap on doc
 }
 
 func newTopK(k int) *topK { return &topK{k: k, h: make([]scored, 0, min(k, 64))} }
@@ -1430,8 +1454,12 @@ func (t *topK) push(r scored) {
 		return
 	}
 	if !better(r, t.h[0]) {
+		if sameRank(r, t.h[0]) {
+			t.addTied(r)
+		}
 		return
 	}
+	out := t.h[0]
 	t.h[0] = r
 	for i := 0; ; {
 		l, rr, w := 2*i+1, 2*i+2, i
@@ -1445,6 +1473,47 @@ func (t *topK) push(r scored) {
 			break
 		}
 		t.h[i], t.h[w] = t.h[w], t.h[i]
+		i = w
+	}
+	// The worst kept is now another: when it ranks with the one pushed out, the tools tied with that one still
+	// are with it; when above, none left out is.
+	if sameRank(out, t.h[0]) {
+		t.addTied(out)
+	} else {
+		t.tied = t.tied[:0]
+	}
+}
+
+// addTied adds r to tied, keeping the maxTied with the lowest ids.
+func (t *topK) addTied(r scored) {
+	h := t.tied
+	if h == nil {
+		h = make([]scored, 0, maxTied)
+	}
+	if len(h) < maxTied {
+		h = append(h, r)
+		for i := len(h) - 1; i > 0 && h[(i-1)/2].doc < h[i].doc; i = (i - 1) / 2 {
+			h[(i-1)/2], h[i] = h[i], h[(i-1)/2]
+		}
+		t.tied = h
+		return
+	}
+	if r.doc >= h[0].doc {
+		return
+	}
+	h[0] = r
+	for i := 0; ; {
+		l, rr, w := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].doc > h[w].doc {
+			w = l
+		}
+		if rr < len(h) && h[rr].doc > h[w].doc {
+			w = rr
+		}
+		if w == i {
+			break
+		}
+		h[i], h[w] = h[w], h[i]
 		i = w
 	}
 }

@@ -24,6 +24,7 @@ type scratch struct {
 	// boundFactor is, per set of groups a tool matched, the coverage factor bounding what it can reach
 	boundFactor [1 << maxTableGroups]float32
 	best        []float32  // a min-heap of the best scores seen, for the k-th best
+	tied        []scored   // topK.tied's array
 	cands       []uint32   // the tools a pruned query rescores
 	bounds      []float32  // and their bounds
 	mini        columns    // their postings
@@ -169,6 +170,8 @@ func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 		actionBonus += ix.cfg.actionBonus
 	}
 	top := newTopK(limit)
+	top.tied = s.tied[:0]
+	defer func() { s.tied = top.tied[:0] }() // its array, for the next query
 	// A large catalog is scored one block of tools at a time, each block's every group before the
 	// next block's: the cells of a block stay in the core's cache while all its lists are added, where a pass of
 	// one list over a million tools' cells would miss the cache on most of them. A tool's score is the same
@@ -205,7 +208,7 @@ func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 			top.push(scored{doc: d, exact: true, score: ix.scoreOf(s, pq, d, &cv, actionBonus)})
 		}
 	}
-	return top.sorted()
+	return ix.breakTies(pq, top.sorted(), top.tied, limit)
 }
 
 // scoreOf scores one tool from its own postings: a tool the query names exactly ranks first whatever its score,

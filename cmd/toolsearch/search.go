@@ -288,6 +288,14 @@ func searchExplain(ctx context.Context, cat *catalog.Catalog, query string, limi
 		}
 		fmt.Fprintf(out, "  first stage %.4f = words %.4f × coverage %.3f (%.0f%% of the query's weighted words) × action %.3f\n",
 			x.FirstStage, x.Sum, x.CoverageFactor, 100*x.Coverage, x.ActionFactor)
+		if tie := x.Tie; tie != nil {
+			with := strings.Join(tie.With[:min(3, len(tie.With))], ", ")
+			if tie.Tools-1 > 3 {
+				with += fmt.Sprintf(" and %d more", tie.Tools-1-3)
+			}
+			fmt.Fprintf(out, "  tied on the first stage with %s; placed by %s (unread words of the request in its text: %.4f by idf; its stop words beside the same word in its name: %d)\n",
+				with, tie.By, tie.TextWords, tie.NameWords)
+		}
 		for _, w := range x.Words {
 			kind := ""
 			if w.Hint {

@@ -159,6 +159,16 @@ func TestSearchCommandExplain(t *testing.T) {
 	assert.Contains(t, stdout, "(hint)")
 	assert.Contains(t, stdout, "openclaw:core:web_search  score 0.0000  (no match)")
 	assert.Contains(t, stdout, "first stage")
+	// Every tool of the github server matches "github" alike (a source name weighs the same at any length), and
+	// nothing else of the request tells them apart: explain says they tied and that the id placed them.
+	code, stdout, stderr = runCLI(t, "", "search", "--catalog", devCatalog, "--explain", "--limit", "7",
+		"what", "github", "notifications", "do", "I", "have")
+	require.Equal(t, exitOK, code, stderr)
+	sixth, seventh := strings.Index(stdout, "mcp:github:add_issue_comment  score 6.7197  (rank 6)"), strings.Index(stdout, "(rank 7)")
+	require.True(t, sixth > 0 && seventh > sixth, stdout)
+	assert.Contains(t, stdout[sixth:seventh], "\n  tied on the first stage with mcp:github:create_branch, mcp:github:create_issue, "+
+		"mcp:github:create_or_update_file and 31 more; placed by id (unread words of the request in its text: 0.0000 by idf; its stop words beside the same word in its name: 0)\n")
+	assert.NotContains(t, stdout[:sixth], "tied on the first stage", "the first five have scores of their own")
 	// A long request is re-scored by the learned ranking when the catalog's default re-ranks long requests (the
 	// trainer decides it by held-out figures); --explain shows the learned score's parts exactly when it is.
 	long := "could you please take a sceenshot of the page that is open in my browser window right now for my weekly report"
