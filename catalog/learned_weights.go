@@ -33,63 +33,63 @@ const (
 )
 
 var learnedZWeights = [numFeatures]float32{
-	2.65312,      // first stage (of best)
-	-0.10686,     // first stage (log)
-	-0.0626868,   // coverage: name
-	-0.0315505,   // coverage: label
-	0.0173825,    // coverage: source
-	-0.142043,    // coverage: description
-	0.0972965,    // coverage: parameters
-	-0.00300923,  // coverage: any field
-	0.0346527,    // coverage: words
-	-0.0113527,   // match: word
-	-0.0185199,   // match: synonym
+	2.65311,      // first stage (of best)
+	-0.106857,    // first stage (log)
+	-0.0626876,   // coverage: name
+	-0.0315503,   // coverage: label
+	0.0173826,    // coverage: source
+	-0.142044,    // coverage: description
+	0.0972943,    // coverage: parameters
+	-0.00301071,  // coverage: any field
+	0.0346503,    // coverage: words
+	-0.011354,    // match: word
+	-0.0185205,   // match: synonym
 	0.110014,     // match: prefix
-	-0.0408114,   // match: typo fix
+	-0.0408117,   // match: typo fix
 	0.150881,     // name words named
-	0.042851,     // whole name named
-	-0.157827,    // written as in name
-	0.0930121,    // written as in text
-	-0.000466408, // action
-	0.0162755,    // hints
+	0.0428497,    // whole name named
+	-0.157828,    // written as in name
+	0.0930106,    // written as in text
+	-0.000466834, // action
+	0.0162736,    // hints
 	0.0,          // adjacent pairs
-	0.0352594,    // plain BM25 (of best)
-	0.106987,     // plain BM25 (log)
-	-0.0238039,   // plain BM25 rank (1/(1+r))
-	-0.0704439,   // first stage rank (1/(1+r))
-	0.0933299,    // plain BM25 × request length
-	-0.296163,    // first stage × request length
-	-0.111587,    // name length (log)
-	-0.13381,     // description length (log)
-	0.0206065,    // parameters length (log)
-	0.0625321,    // plain BM25 × request missed
-	-0.228472,    // first stage × request missed
-	-0.346875,    // first stage (of best) − request's best
-	-0.103773,    // first stage (log) − request's best
-	-0.0453622,   // coverage: name − request's best
-	-0.0064371,   // coverage: label − request's best
-	0.00848924,   // coverage: source − request's best
-	-0.0945781,   // coverage: description − request's best
-	0.048694,     // coverage: parameters − request's best
-	-0.00197574,  // coverage: any field − request's best
-	0.0237352,    // coverage: words − request's best
-	-0.00699333,  // match: word − request's best
-	-0.0132828,   // match: synonym − request's best
-	0.0447184,    // match: prefix − request's best
-	-0.0163927,   // match: typo fix − request's best
-	0.132735,     // name words named − request's best
-	0.0135407,    // whole name named − request's best
-	-0.120705,    // written as in name − request's best
-	0.0656592,    // written as in text − request's best
-	-0.000376825, // action − request's best
-	0.00759229,   // hints − request's best
+	0.0352489,    // plain BM25 (of best)
+	0.106991,     // plain BM25 (log)
+	-0.0237916,   // plain BM25 rank (1/(1+r))
+	-0.0704301,   // first stage rank (1/(1+r))
+	0.0933219,    // plain BM25 × request length
+	-0.296174,    // first stage × request length
+	-0.111585,    // name length (log)
+	-0.133808,    // description length (log)
+	0.0206086,    // parameters length (log)
+	0.0625226,    // plain BM25 × request missed
+	-0.228484,    // first stage × request missed
+	-0.346889,    // first stage (of best) − request's best
+	-0.103769,    // first stage (log) − request's best
+	-0.0453628,   // coverage: name − request's best
+	-0.00643707,  // coverage: label − request's best
+	0.00848925,   // coverage: source − request's best
+	-0.0945789,   // coverage: description − request's best
+	0.0486929,    // coverage: parameters − request's best
+	-0.00197671,  // coverage: any field − request's best
+	0.0237335,    // coverage: words − request's best
+	-0.00699411,  // match: word − request's best
+	-0.0132833,   // match: synonym − request's best
+	0.0447185,    // match: prefix − request's best
+	-0.0163928,   // match: typo fix − request's best
+	0.132734,     // name words named − request's best
+	0.0135403,    // whole name named − request's best
+	-0.120706,    // written as in name − request's best
+	0.0656582,    // written as in text − request's best
+	-0.000377169, // action − request's best
+	0.00759141,   // hints − request's best
 	0.0,          // adjacent pairs − request's best
-	0.035256,     // plain BM25 (of best) − request's best
-	0.115944,     // plain BM25 (log) − request's best
-	-0.0238039,   // plain BM25 rank (1/(1+r)) − request's best
-	-0.0704439,   // first stage rank (1/(1+r)) − request's best
-	0.0910512,    // plain BM25 × request length − request's best
-	-0.31877,     // first stage × request length − request's best
+	0.0352455,    // plain BM25 (of best) − request's best
+	0.115948,     // plain BM25 (log) − request's best
+	-0.0237916,   // plain BM25 rank (1/(1+r)) − request's best
+	-0.0704301,   // first stage rank (1/(1+r)) − request's best
+	0.0910434,    // plain BM25 × request length − request's best
+	-0.318781,    // first stage × request length − request's best
 }
 
 var learnedMean = [numFeatures]float32{
@@ -216,14 +216,14 @@ var learnedTerseZWeights = [numFeatures]float32{
 	2.61053,     // first stage (of best)
 	-0.157961,   // first stage (log)
 	-0.0975626,  // coverage: name
-	-0.0273647,  // coverage: label
+	-0.0273648,  // coverage: label
 	0.131253,    // coverage: source
 	-0.0519308,  // coverage: description
 	0.179115,    // coverage: parameters
 	0.0255907,   // coverage: any field
 	0.122374,    // coverage: words
 	-0.0107012,  // match: word
-	0.0533773,   // match: synonym
+	0.0533772,   // match: synonym
 	0.0204762,   // match: prefix
 	-0.0127138,  // match: typo fix
 	0.106867,    // name words named
@@ -234,14 +234,14 @@ var learnedTerseZWeights = [numFeatures]float32{
 	0.0920923,   // hints
 	0.0,         // adjacent pairs
 	0.0333288,   // plain BM25 (of best)
-	0.0921161,   // plain BM25 (log)
+	0.0921162,   // plain BM25 (log)
 	0.0193505,   // plain BM25 rank (1/(1+r))
 	-0.038342,   // first stage rank (1/(1+r))
 	0.0913622,   // plain BM25 × request length
 	-0.351064,   // first stage × request length
 	-0.109642,   // name length (log)
 	-0.10432,    // description length (log)
-	0.000249029, // parameters length (log)
+	0.000249331, // parameters length (log)
 	-0.031523,   // plain BM25 × request missed
 	-0.30899,    // first stage × request missed
 	-0.389473,   // first stage (of best) − request's best
@@ -257,7 +257,7 @@ var learnedTerseZWeights = [numFeatures]float32{
 	0.0395572,   // match: synonym − request's best
 	0.00896398,  // match: prefix − request's best
 	-0.00558516, // match: typo fix − request's best
-	0.0783082,   // name words named − request's best
+	0.0783083,   // name words named − request's best
 	0.0363758,   // whole name named − request's best
 	0.0590425,   // written as in name − request's best
 	0.0800863,   // written as in text − request's best
