@@ -94,6 +94,7 @@ var ErrUnsupportedModule = errors.New("wasm: module not supported by the instrum
 type instrumentStats struct {
 	functions     int // instrumented function bodies
 	loops         int // loop headers given a fuel check
+	countedLoops  int // of which counted loops, charged a chunk of iterations at a time
 	bulkOps       int // bulk memory instructions charged by their length
 	grows         int // memory.grow results checked for a refusal
 	disabled      int // functions replaced because they register disabledModule
@@ -302,6 +303,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: %d functions name %q", ErrUnsupportedModule, stats.disabled, disabledModule)
 	}
 	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
+	stats.countedLoops = rw.countedLoops
 
 	// In the order of refuelFunc, memoryFunc.
 	for _, argc := range []int64{hookFuel, hookMemory} {
@@ -693,6 +695,7 @@ type rewriter struct {
 	disabled               int64  // address of disabledModule's name in memory
 	referencesDisabled     bool   // the body just rewritten loads that address
 	loops                  int
+	countedLoops           int
 	bulkOps                int
 	grows                  int
 	stackWrites            int
@@ -719,15 +722,15 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 		if _, err := r.byte(); err != nil {
 			return nil, err
 		}
-		if locals += uint64(n); locals+2 > maxLocals {
+		if locals += uint64(n); locals+3 > maxLocals {
 			return nil, fmt.Errorf("%w: more than %d locals", errMalformed, maxLocals)
 		}
 	}
-	fuelTmp, stackTmp := uint32(locals), uint32(locals)+1
+	fuelTmp, stackTmp, boundTmp := uint32(locals), uint32(locals)+1, uint32(locals)+2
 	out := make([]byte, 0, len(body)+len(body)/4+32)
 	out = appendU32(out, groups+2)
 	out = append(out, body[declStart:r.pos]...)
-	out = append(out, 1, valI64, 1, valI32)
+	out = append(out, 1, valI64, 2, valI32)
 	if local {
 		out = rw.fuelEntryLocal(out, fuelTmp)
 	} else {
@@ -761,8 +764,22 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 		}
 		return shifted, true
 	}
+	// counted is the counted loop being copied (see countedLoopAt; they never nest), open while len(frames) is
+	// at least countedDepth.
+	var counted *countedLoop
+	countedDepth := 0
 	for len(frames) > 0 {
 		start := r.pos
+		if counted != nil && start == counted.condAt { // the loop's test gets the chunk's bound
+			out = append(out, body[copied:start]...)
+			out = appendU32(append(out, 0x20), boundTmp) // local.get bound
+			if counted.y == nil {
+				out = append(out, 0x47) // i32.ne: the loop tested its counter against zero
+			} else {
+				r.pos += len(counted.y) // instead of the original bound
+			}
+			copied = r.pos
+		}
 		op, err := r.byte()
 		if err != nil {
 			return nil, err
@@ -779,6 +796,16 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 				return nil, err
 			}
 			bt := body[btStart:r.pos]
+			if c := countedLoopAt(body, r.pos); c != nil && counted == nil && bt[0] == 0x40 {
+				out = append(out, body[copied:start]...)
+				out = rw.countedHead(out, c, local, fuelTmp, boundTmp)
+				frames = append(frames, false) // no branch leaves a counted loop, so none crosses its wrapper
+				counted, countedDepth = c, len(frames)
+				copied = r.pos
+				rw.loops++
+				rw.countedLoops++
+				continue
+			}
 			wrap := len(bt) == 1 // no params: the wrappers can take the loop's result type
 			frames = append(frames, wrap)
 			out = append(out, body[copied:start]...)
@@ -800,12 +827,23 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			}
 			wrapped := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
+			if counted != nil && len(frames) < countedDepth {
+				out = append(out, body[copied:r.pos]...)
+				out = rw.countedTail(out, counted)
+				copied = r.pos
+				counted = nil
+			}
 			if wrapped {
 				out = append(out, body[copied:r.pos]...)
 				out = rw.loopTail(out, local, fuelTmp)
 				copied = r.pos
 			}
 		case op == 0x0f: // return
+			if counted != nil { // give back what the chunk charged for iterations that will not run
+				out = append(out, body[copied:start]...)
+				copied = start
+				out = rw.countedRefund(out, counted, local, fuelTmp, boundTmp)
+			}
 			syncBefore(start)
 		case op == 0x0c || op == 0x0d: // br, br_if: a branch to the function's own label returns
 			l, err := r.u32()
@@ -1026,4 +1064,288 @@ func (r *reader) zeroByte() error {
 		return fmt.Errorf("%w: expected memory index 0 at %d", ErrUnsupportedModule, r.pos-1)
 	}
 	return nil
+}
+
+// A counted loop is one whose every iteration ends by stepping an i32 local by one and testing it against a bound
+// that does not change in the loop:
+//
+//	loop
+//	  ...                                         ;; no other write of x, no write of y
+//	  local.get x; i32.const 1; i32.sub (or add); local.tee x; local.get y (or i32.const c); cmp; br_if 0
+//	end
+//
+// with cmp one of i32.gt_s, i32.gt_u, i32.ne counting down, i32.lt_s, i32.lt_u, i32.ne counting up, or no bound
+// and no cmp at all (br_if on x: counting to zero). Such a loop's iterations are known when it is entered, so
+// instead of one unit at each header it is charged a chunk of up to countedChunk iterations at once: its test
+// compares x with the value x has after the chunk's last iteration instead of y, and when a chunk ends while the
+// loop's own test would go on, the next chunk is charged and the loop entered again (all its state is in
+// locals). The fuel a script uses is unchanged to the unit, and so is where a slice or the budget runs out: a
+// chunk is exactly the iterations it charges, never more than the fuel left (but one), and a `return` from
+// inside gives back what it charged for the iterations that will not run. Small loops run many times are where
+// the header check cost most: musl's fmod, under every `%` of doubles, has 45% of the loop headers of
+// wasm.BenchmarkSandboxCPU. Between two charges run at most countedChunk iterations of countedMaxBody bytes
+// without a call or an inner loop.
+//
+// Anything else leaves the loop as loopHead wraps it: a branch out of the loop or back to its header other than
+// the final one, a call, an inner loop, a write of the stack pointer, memory.grow, a bulk memory instruction.
+const (
+	countedChunk   = 1024
+	countedMaxBody = 1024
+)
+
+type countedLoop struct {
+	x      uint32
+	y      []byte // the instruction pushing the bound; nil when the loop tests x against zero
+	cmp    byte   // the comparison (i32.ne when y is nil)
+	down   bool   // x steps by -1
+	condAt int    // where the bound was pushed (or, with no bound, the br_if), in the body
+}
+
+// loopInsn is an instruction of a loop body as countedLoopAt reads it: imm is a local index or a constant.
+type loopInsn struct {
+	op    byte
+	start int
+	imm   int64
+}
+
+// countedLoopAt reports whether the loop whose body starts at from in body is a counted loop.
+func countedLoopAt(body []byte, from int) *countedLoop {
+	var ins []loopInsn
+	writes := map[int64]int{}
+	continues := 0
+	r := &reader{b: body, pos: from}
+	for depth := 0; ; {
+		if r.pos-from > countedMaxBody {
+			return nil
+		}
+		start := r.pos
+		op, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		in := loopInsn{op: op, start: start}
+		switch {
+		case op == 0x02 || op == 0x04:
+			if r.blockType() != nil {
+				return nil
+			}
+			depth++
+		case op == 0x0b:
+			if depth == 0 {
+				return countedPattern(ins, writes, continues, body)
+			}
+			depth--
+		case op == 0x0c || op == 0x0d: // a branch out, or back to the header (but the last br_if), disqualifies
+			l, err := r.u32()
+			if err != nil || int(l) > depth {
+				return nil
+			}
+			if int(l) == depth {
+				continues++
+			}
+		case op == 0x0e:
+			n, err := r.u32()
+			if err != nil {
+				return nil
+			}
+			for range n + 1 {
+				if l, err := r.u32(); err != nil || int(l) >= depth {
+					return nil
+				}
+			}
+		case op == 0x03, op == 0x10, op == 0x11, op == 0x40, op == 0x24:
+			return nil // an inner loop, a call, memory.grow, a global write (the stack pointer)
+		case op == 0xfc:
+			sub, err := r.u32()
+			if err != nil || isBulkMemory(sub) || r.skipMiscImmediates(sub) != nil {
+				return nil
+			}
+		case op == 0x20 || op == 0x21 || op == 0x22:
+			idx, err := r.u32()
+			if err != nil {
+				return nil
+			}
+			in.imm = int64(idx)
+			if op != 0x20 {
+				writes[in.imm]++
+			}
+		case op == 0x41:
+			if in.imm, err = r.sleb(32); err != nil {
+				return nil
+			}
+		default:
+			if r.skipImmediates(op) != nil {
+				return nil
+			}
+		}
+		ins = append(ins, in)
+	}
+}
+
+// countedPattern checks the end of a loop body (ins, all its instructions) against the counted pattern; writes
+// counts the writes of each local in the body, continues the branches to its header.
+func countedPattern(ins []loopInsn, writes map[int64]int, continues int, body []byte) *countedLoop {
+	n := len(ins)
+	if continues != 1 || n < 5 || ins[n-1].op != 0x0d {
+		return nil
+	}
+	c := &countedLoop{cmp: 0x47, condAt: ins[n-1].start}
+	step := ins[:n-1]
+	if tail := ins[n-3:]; n >= 7 && (tail[0].op == 0x20 || tail[0].op == 0x41) && tail[1].op >= 0x47 && tail[1].op <= 0x4b {
+		c.y, c.cmp, c.condAt = body[tail[0].start:tail[1].start], tail[1].op, tail[0].start
+		step = ins[n-7 : n-3]
+		if tail[0].op == 0x20 && (writes[tail[0].imm] != 0 || tail[0].imm == step[0].imm) {
+			return nil // the bound changes in the loop
+		}
+	} else {
+		step = ins[n-5 : n-1]
+	}
+	// local.get x; i32.const ±1; i32.add or i32.sub; local.tee x, the only write of x in the loop.
+	if step[0].op != 0x20 || step[1].op != 0x41 || step[3].op != 0x22 || step[3].imm != step[0].imm || writes[step[0].imm] != 1 {
+		return nil
+	}
+	switch {
+	case step[2].op == 0x6b && step[1].imm == 1, step[2].op == 0x6a && step[1].imm == -1:
+		c.down = true
+	case step[2].op == 0x6a && step[1].imm == 1, step[2].op == 0x6b && step[1].imm == -1:
+	default:
+		return nil
+	}
+	c.x = uint32(step[0].imm)
+	switch c.cmp {
+	case 0x47: // ne, either way
+	case 0x4a, 0x4b: // gt_s, gt_u
+		if !c.down {
+			return nil
+		}
+	case 0x48, 0x49: // lt_s, lt_u
+		if c.down {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return c
+}
+
+// countedBound pushes the loop's bound: y, or zero.
+func (c *countedLoop) bound(b []byte) []byte {
+	if c.y == nil {
+		return append(b, 0x41, 0x00)
+	}
+	return append(b, c.y...)
+}
+
+// countedHead replaces `loop` (empty type) by a loop that charges the next chunk and then enters the original:
+//
+//	loop                       ;; next chunk
+//	  bound = the chunk's iterations: min(distance to y, countedChunk), at least 1
+//	  fuel -= bound; if fuel < 0 { refuel() }
+//	  bound = x -/+ bound      ;; the value of x after the chunk's last iteration
+//	  loop                     ;; the original loop, testing x against bound instead of y
+func (rw *rewriter) countedHead(b []byte, c *countedLoop, local bool, fuel, bound uint32) []byte {
+	b = append(b, 0x03, 0x40) // loop (next chunk)
+	// distance: x - y counting down, y - x counting up (modulo 2^32)
+	if c.down {
+		b = c.bound(appendU32(append(b, 0x20), c.x))
+	} else {
+		b = appendU32(append(c.bound(b), 0x20), c.x)
+	}
+	b = append(b, 0x6b) // i32.sub
+	if c.cmp == 0x47 {
+		// i32.ne: the loop runs distance iterations (2^32 for 0): chunk = min(distance - 1, K - 1) + 1.
+		b = append(b, 0x41, 0x7f, 0x6a)       // i32.const -1; i32.add
+		b = appendU32(append(b, 0x22), bound) // local.tee bound
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk-1)
+		b = appendU32(append(b, 0x20), bound)
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk-1)
+		b = append(b, 0x49, 0x1b, 0x41, 0x01, 0x6a) // i32.lt_u; select; i32.const 1; i32.add
+	} else {
+		// An ordered test: distance iterations if the test holds for x now, else one.
+		b = appendU32(append(b, 0x22), bound) // local.tee bound
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk)
+		b = appendU32(append(b, 0x20), bound)
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk)
+		b = append(b, 0x49, 0x1b, 0x41, 0x01) // i32.lt_u; select (min); i32.const 1
+		b = c.bound(appendU32(append(b, 0x20), c.x))
+		b = append(b, c.cmp, 0x1b) // cmp; select
+	}
+	b = appendU32(append(b, 0x21), bound) // local.set bound (the chunk)
+	// No more than the fuel left (at least one): a chunk never runs the counter below zero, so the refuel, and a
+	// budget's end, come at the very iteration where the header checks had them, whether or not the loop then
+	// returns before the chunk's end.
+	getFuel := func(b []byte) []byte {
+		if local {
+			return appendU32(append(b, 0x20), fuel) // local.get fuel
+		}
+		return appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+	}
+	for range 2 {
+		b = getFuel(b)
+		b = appendU32(append(b, 0x20), bound) // local.get bound
+		b = append(b, 0xad)                   // i64.extend_i32_u
+	}
+	b = append(b, 0x54, 0x1b, 0xa7)       // i64.lt_u; select (min); i32.wrap_i64
+	b = appendU32(append(b, 0x22), bound) // local.tee bound
+	b = appendU32(append(b, 0x20), bound) // local.get bound
+	b = append(b, 0x45, 0x72)             // i32.eqz; i32.or: at least one
+	b = appendU32(append(b, 0x21), bound) // local.set bound
+	if local {
+		b = appendU32(append(b, 0x20), fuel)  // local.get fuel
+		b = appendU32(append(b, 0x20), bound) // local.get bound
+		b = append(b, 0xad, 0x7d)             // i64.extend_i32_u; i64.sub
+		b = appendU32(append(b, 0x22), fuel)  // local.tee fuel
+		b = rw.refuelLocal(b, fuel)
+	} else {
+		b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
+		b = appendU32(append(b, 0x20), bound)         // local.get bound
+		b = append(b, 0xad, 0x7d)                     // i64.extend_i32_u; i64.sub
+		b = appendU32(append(b, 0x22), fuel)          // local.tee tmp
+		b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
+		b = appendU32(append(b, 0x20), fuel)          // local.get tmp
+		b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40)   // i64.const 0; i64.lt_s; if
+		b = appendU32(append(b, 0x10), rw.refuelFunc) //   call refuel
+		b = append(b, 0x0b)                           // end
+	}
+	b = appendU32(append(b, 0x20), c.x)   // local.get x
+	b = appendU32(append(b, 0x20), bound) // local.get bound
+	if c.down {
+		b = append(b, 0x6b) // i32.sub
+	} else {
+		b = append(b, 0x6a) // i32.add
+	}
+	b = appendU32(append(b, 0x21), bound) // local.set bound
+	return append(b, 0x03, 0x40)          // loop (the original)
+}
+
+// countedTail follows the original loop's end: when the chunk ended but the loop's own test goes on, the next
+// chunk: x; y; cmp; br_if 0; end.
+func (rw *rewriter) countedTail(b []byte, c *countedLoop) []byte {
+	b = c.bound(appendU32(append(b, 0x20), c.x))
+	return append(b, c.cmp, 0x0d, 0x00, 0x0b)
+}
+
+// countedRefund goes before a return from inside a counted loop: fuel += the chunk's iterations not yet begun,
+// |bound - x| - 1.
+func (rw *rewriter) countedRefund(b []byte, c *countedLoop, local bool, fuel, bound uint32) []byte {
+	if local {
+		b = appendU32(append(b, 0x20), fuel)
+	} else {
+		b = appendU32(append(b, 0x23), rw.fuelGlobal)
+	}
+	first, second := c.x, bound
+	if !c.down {
+		first, second = bound, c.x
+	}
+	b = appendU32(append(b, 0x20), first)
+	b = appendU32(append(b, 0x20), second)
+	b = append(b, 0x6b, 0x41, 0x01, 0x6b, 0xad, 0x7c) // i32.sub; i32.const 1; i32.sub; i64.extend_i32_u; i64.add
+	if local {
+		return appendU32(append(b, 0x21), fuel)
+	}
+	return appendU32(append(b, 0x24), rw.fuelGlobal)
 }
