@@ -99,6 +99,7 @@ type instrumentStats struct {
 	grows         int // memory.grow results checked for a refusal
 	disabled      int // functions replaced because they register disabledModule
 	stackWrites   int // writes of the stack pointer redirected through the guard
+	stackRestores int // writes of the stack pointer left unguarded: restores of a guarded value (stackRestore)
 	localFuel     int // functions (those with loops) that keep their fuel in a local
 	originalFuncs int // function index space size before the rewrite (imports + defined)
 }
@@ -303,7 +304,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: %d functions name %q", ErrUnsupportedModule, stats.disabled, disabledModule)
 	}
 	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
-	stats.countedLoops = rw.countedLoops
+	stats.countedLoops, stats.stackRestores = rw.countedLoops, rw.stackRestores
 
 	// In the order of refuelFunc, memoryFunc.
 	for _, argc := range []int64{hookFuel, hookMemory} {
@@ -696,6 +697,7 @@ type rewriter struct {
 	referencesDisabled     bool   // the body just rewritten loads that address
 	loops                  int
 	countedLoops           int
+	stackRestores          int
 	bulkOps                int
 	grows                  int
 	stackWrites            int
@@ -750,6 +752,13 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 	// frames are the open structures, the function body first. A loop is wrapped (see loopHead): branches
 	// from inside it to a structure outside cross its three wrapper labels, so their label numbers are shifted.
 	frames := []bool{false} // wrapped
+	// frameIDs name the open structures (an if's else arm gets a new name) for stackRestore: an instruction
+	// runs before every later one in the structure it sits in, while that structure is open.
+	frameIDs, nextID := []int{0}, 1
+	open := func() { frameIDs, nextID = append(frameIDs, nextID), nextID+1 }
+	var starts []int // where each instruction read so far starts
+	saves := map[uint32]stackSave{}
+	writes := localWrites(body, r.pos)
 	// label maps a branch label read at the current position to the one the rewritten body needs.
 	label := func(l uint32) (uint32, bool) {
 		target := len(frames) - 1 - int(l)
@@ -770,6 +779,7 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 	countedDepth := 0
 	for len(frames) > 0 {
 		start := r.pos
+		starts = append(starts, start)
 		if counted != nil && start == counted.condAt { // the loop's test gets the chunk's bound
 			out = append(out, body[copied:start]...)
 			out = appendU32(append(out, 0x20), boundTmp) // local.get bound
@@ -790,6 +800,9 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 				return nil, err
 			}
 			frames = append(frames, false)
+			open()
+		case op == 0x05: // else: the other arm runs without the first
+			frameIDs[len(frameIDs)-1], nextID = nextID, nextID+1
 		case op == 0x03: // loop: charge every iteration at its header
 			btStart := r.pos
 			if err := r.blockType(); err != nil {
@@ -800,6 +813,7 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 				out = append(out, body[copied:start]...)
 				out = rw.countedHead(out, c, local, fuelTmp, boundTmp)
 				frames = append(frames, false) // no branch leaves a counted loop, so none crosses its wrapper
+				open()
 				counted, countedDepth = c, len(frames)
 				copied = r.pos
 				rw.loops++
@@ -808,6 +822,7 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			}
 			wrap := len(bt) == 1 // no params: the wrappers can take the loop's result type
 			frames = append(frames, wrap)
+			open()
 			out = append(out, body[copied:start]...)
 			if wrap {
 				out = rw.loopHead(out, bt[0], local, fuelTmp)
@@ -827,6 +842,7 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			}
 			wrapped := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
+			frameIDs = frameIDs[:len(frameIDs)-1]
 			if counted != nil && len(frames) < countedDepth {
 				out = append(out, body[copied:r.pos]...)
 				out = rw.countedTail(out, counted)
@@ -940,12 +956,23 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if idx == rw.spGlobal {
-				out = append(out, body[copied:start]...)
-				out = rw.stackCheck(out, stackTmp, local, fuelTmp)
-				copied = r.pos
-				rw.stackWrites++
+			if idx != rw.spGlobal {
+				break
 			}
+			before := previous(body, starts[:len(starts)-1], 4)
+			if l, n, ok := stackRestore(before); ok && writes[l] == 1 {
+				if sv, ok := saves[l]; ok && sv.n == n && sv.depth <= len(frameIDs) && frameIDs[sv.depth-1] == sv.frame {
+					rw.stackRestores++
+					break // left as it is: see stackRestore
+				}
+			}
+			if l, n, ok := stackSaveOf(before); ok && writes[l] == 1 {
+				saves[l] = stackSave{n: n, frame: frameIDs[len(frameIDs)-1], depth: len(frameIDs)}
+			}
+			out = append(out, body[copied:start]...)
+			out = rw.stackCheck(out, stackTmp, local, fuelTmp)
+			copied = r.pos
+			rw.stackWrites++
 		default:
 			if err := r.skipImmediates(op); err != nil {
 				return nil, err
@@ -1348,4 +1375,105 @@ func (rw *rewriter) countedRefund(b []byte, c *countedLoop, local bool, fuel, bo
 		return appendU32(append(b, 0x21), fuel)
 	}
 	return appendU32(append(b, 0x24), rw.fuelGlobal)
+}
+
+// A function's epilogue (in clang's output) gives its frame back by writing the stack pointer its prologue
+// lowered, plus the same constant:
+//
+//	global.get sp; i32.const n; i32.sub; local.tee l; global.set sp   ;; prologue, guarded
+//	...
+//	local.get l; i32.const n; i32.add; global.set sp                  ;; epilogue
+//
+// The epilogue is left unguarded when l has no other write in the function and the prologue runs before it on
+// every path (it sits earlier in a structure still open there). Why that cannot let the stack below the mark:
+// the value written is (sp0 - n) + n = sp0 modulo 2^32, sp0 being what the stack pointer held when the prologue
+// read it; and every value the stack pointer ever holds is at or above the mark, by induction: the host sets it
+// (to the snapshot's) with no guest frame running, every other write is guarded, and this one writes a value it
+// held before. The mark itself changes only with no guest frame running (snapshot, reset) or to zero at the
+// guard's trap, after which the run is over. About half the stack pointer's writes are such epilogues, and each
+// one's guard cost a load, a compare and a branch on every return.
+type stackSave struct {
+	n            int64 // the constant the prologue subtracted
+	frame, depth int   // the structure the prologue sits in (frameIDs)
+}
+
+// stackSaveOf matches a prologue's guarded write: before is the four instructions before the global.set.
+func stackSaveOf(before []loopInsn) (local uint32, n int64, ok bool) {
+	if len(before) != 4 || before[0].op != 0x23 || before[0].imm != 0 || before[1].op != 0x41 || before[2].op != 0x6b || before[3].op != 0x22 {
+		return 0, 0, false
+	}
+	return uint32(before[3].imm), before[1].imm, true
+}
+
+// stackRestore matches an epilogue's write: the last three of before are local.get l; i32.const n; i32.add.
+func stackRestore(before []loopInsn) (local uint32, n int64, ok bool) {
+	if len(before) < 3 {
+		return 0, 0, false
+	}
+	b := before[len(before)-3:]
+	if b[0].op != 0x20 || b[1].op != 0x41 || b[2].op != 0x6a {
+		return 0, 0, false
+	}
+	return uint32(b[0].imm), b[1].imm, true
+}
+
+// previous decodes the last k instructions of body that start at starts (global.get, local.* and i32.const with
+// their immediate; others by opcode only).
+func previous(body []byte, starts []int, k int) []loopInsn {
+	if len(starts) < k {
+		k = len(starts)
+	}
+	out := make([]loopInsn, 0, k)
+	for _, at := range starts[len(starts)-k:] {
+		r := &reader{b: body, pos: at}
+		op, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		in := loopInsn{op: op, start: at}
+		switch {
+		case op >= 0x20 && op <= 0x23:
+			v, err := r.u32()
+			if err != nil {
+				return nil
+			}
+			in.imm = int64(v)
+		case op == 0x41:
+			if in.imm, err = r.sleb(32); err != nil {
+				return nil
+			}
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// localWrites counts the local.set and local.tee of each local in the function body whose instructions start at
+// from; nil if the body does not decode (the walker then reports why).
+func localWrites(body []byte, from int) map[uint32]int {
+	writes := map[uint32]int{}
+	r := &reader{b: body, pos: from}
+	for !r.done() {
+		op, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		switch {
+		case op == 0x02 || op == 0x03 || op == 0x04:
+			err = r.blockType()
+		case op == 0x21 || op == 0x22:
+			var idx uint32
+			idx, err = r.u32()
+			writes[idx]++
+		case op == 0x24: // global.set, which skipImmediates leaves to the walker
+			_, err = r.u32()
+		case op == 0x0b:
+		default:
+			err = r.skipImmediates(op)
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	return writes
 }

@@ -38,7 +38,8 @@ func TestInstrumentReachesEverySite(t *testing.T) {
 	assert.Equal(t, 1726, stats.loops)
 	assert.Equal(t, 3, stats.bulkOps, "memcpy and memmove (memory.copy), memset (memory.fill)")
 	assert.Equal(t, 1, stats.grows, "sbrk's memory.grow")
-	assert.Equal(t, 1021, stats.stackWrites)
+	assert.Equal(t, 1021, stats.stackWrites+stats.stackRestores, "every write of the stack pointer")
+	assert.Equal(t, 415, stats.stackRestores, "epilogues restoring what a guarded prologue lowered (stackRestore)")
 	assert.Equal(t, 1162, stats.originalFuncs)
 
 	m, err := decodeModule(out)
@@ -452,4 +453,69 @@ func runTiny(t *testing.T, wasmBytes []byte, slice int64) (count uint32, fuel in
 		fuel = granted - int64(fuelGlobal.Get())
 	}
 	return count, fuel
+}
+
+// An epilogue that gives back what a guarded prologue took is left unguarded (stackRestore), and nothing else
+// is: not a write lowering the stack pointer, not a restore the prologue may not have run before, not one with
+// another constant or a local written twice. Run, a write below the mark still traps and zeroes it.
+func TestStackRestoreOnlyWhereProven(t *testing.T) {
+	prologue := []byte{0x23, 0x00, 0x41, 0x10, 0x6b, 0x22, 0x00, 0x24, 0x00} // sp = l = sp - 16
+	restore := []byte{0x20, 0x00, 0x41, 0x10, 0x6a, 0x24, 0x00}              // sp = l + 16
+	cat := func(parts ...[]byte) []byte {
+		b := []byte{0x01, 0x01, valI32} // local l
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return append(b, 0x0b)
+	}
+	for _, tc := range []struct {
+		name              string
+		body              []byte
+		guarded, restored int
+	}{
+		{"epilogue", cat(prologue, restore), 1, 1},
+		{"epilogue in a block after it", cat(prologue, []byte{0x02, 0x40}, restore, []byte{0x0b}), 1, 1},
+		{"lowering", cat(prologue, []byte{0x20, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00}), 2, 0},
+		{"another constant", cat(prologue, []byte{0x20, 0x00, 0x41, 0x20, 0x6a, 0x24, 0x00}), 2, 0},
+		{"local written twice", cat(prologue, []byte{0x41, 0x00, 0x21, 0x00}, restore), 2, 0},
+		{"prologue in an if, restore after it", cat([]byte{0x41, 0x01, 0x04, 0x40}, prologue, []byte{0x0b}, restore), 2, 0},
+		{"prologue in then, restore in else", cat([]byte{0x41, 0x01, 0x04, 0x40}, prologue, []byte{0x05}, restore, []byte{0x0b}), 2, 0},
+		{"restore before the prologue", cat([]byte{0x41, 0x01, 0x04, 0x40}, restore, []byte{0x0b}, prologue), 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stats, err := instrument(tinyModule(tc.body))
+			require.NoError(t, err)
+			assert.Equal(t, tc.guarded, stats.stackWrites, "guarded")
+			assert.Equal(t, tc.restored, stats.stackRestores, "left as they are")
+			ctx := context.Background()
+			r := wazero.NewRuntime(ctx)
+			defer r.Close(ctx)
+			_, err = r.CompileModule(ctx, out)
+			require.NoError(t, err)
+		})
+	}
+
+	// Run: the prologue takes 16 bytes, then a write takes 16 more, below a mark 24 under the start.
+	out, _, err := instrument(tinyModule(cat(prologue, []byte{0x20, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00}, restore)))
+	require.NoError(t, err)
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	_, err = r.NewHostModuleBuilder("env").NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			mod.ExportedGlobal(exportFuel).(api.MutableGlobal).Set(1 << 20)
+			stack[0] = 0
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
+		Export("jsFunctionProxy").Instantiate(ctx)
+	require.NoError(t, err)
+	mod, err := r.InstantiateWithConfig(ctx, out, wazero.NewModuleConfig().WithStartFunctions())
+	require.NoError(t, err)
+	sp := mod.ExportedGlobal(exportStackPoint)
+	low := mod.ExportedGlobal(exportStackLow).(api.MutableGlobal)
+	start := uint32(sp.Get())
+	low.Set(uint64(start - 24))
+	_, err = mod.ExportedFunction("f").Call(ctx)
+	require.Error(t, err, "the write below the mark traps")
+	assert.Zero(t, uint32(low.Get()), "and zeroes the mark, which the host reads as the stack limit")
+	assert.Equal(t, start-16, uint32(sp.Get()), "the prologue's write, above the mark, went through")
 }
