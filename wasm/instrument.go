@@ -10,7 +10,8 @@ import (
 // Instrumentation rewrites the QuickJS module once, at engine creation, so that the host keeps control of guest
 // code without wazero's WithCloseOnContextDone (which made CPU-bound JS 3–5× slower here):
 //
-//   - fuel: every function entry and every loop header decrements an exported i64 global; when it drops below
+//   - fuel: every function entry and every loop header decrements an exported i64 global (a counted loop is
+//     charged a chunk of iterations at once, to the same total: countedLoopAt); when it drops below
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
@@ -32,13 +33,16 @@ import (
 //     the new value with an exported low-water mark; below it, the guard sets the mark to zero and traps, and
 //     the host reads a zero mark after a trap as the stack limit. Without it, ~240 frames of JS recursion
 //     silently corrupt the interpreter. (It used to call a host hook; a call there, even one never made, cost
-//     more on every function's prologue than the comparison itself.)
+//     more on every function's prologue than the comparison itself.) An epilogue writing back the value its
+//     guarded prologue lowered is left as it is (stackRestore).
 //
-// Each rewritten function gets two scratch locals (an i64 for fuel, an i32 for the new stack pointer), so both
-// checks work on registers: reloading the fuel global and calling a guard function per stack-pointer write made
-// metered CPU-bound JS +36% slower than unmetered; with the locals it was +18%, and with the fuel of looping
-// functions in a local, the refuel call moved out of loops and the stack guard trapping instead of calling,
-// about +10% (wasm.BenchmarkSandboxCPU; RATIONALE.md has the measurements).
+// Each rewritten function gets three scratch locals (an i64 for fuel, an i32 for the new stack pointer, an i32
+// for a counted loop's bound), so the checks work on registers: reloading the fuel global and calling a guard
+// function per stack-pointer write made metered CPU-bound JS +36% slower than unmetered; with the locals it was
+// +18%, and with the fuel of looping functions in a local, the refuel call moved out of loops and the stack guard
+// trapping instead of calling, about +10%. Counted loops charged a chunk at a time (countedLoopAt) and epilogues
+// left unguarded took the instructions executed from 1.15x to 1.11x the unmetered module's
+// (wasm.BenchmarkSandboxCPU; RATIONALE.md has the measurements).
 //
 // The walker decodes every instruction the module uses and refuses anything it does not know: a silently
 // mis-decoded immediate would shift every later instruction and corrupt the module.
