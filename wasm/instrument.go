@@ -813,9 +813,11 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 				return nil, err
 			}
 			bt := body[btStart:r.pos]
-			if c := countedLoopAt(body, r.pos); c != nil && counted == nil && bt[0] == 0x40 {
+			// Only with the fuel in a local: a function with a loop keeps it there (the pass with the global is
+			// done again).
+			if c := countedLoopAt(body, r.pos); local && c != nil && counted == nil && bt[0] == 0x40 {
 				out = append(out, body[copied:start]...)
-				out = rw.countedHead(out, c, local, fuelTmp, boundTmp)
+				out = rw.countedHead(out, c, fuelTmp, boundTmp)
 				frames = append(frames, false) // no branch leaves a counted loop, so none crosses its wrapper
 				open()
 				counted, countedDepth = c, len(frames)
@@ -849,7 +851,7 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			frameIDs = frameIDs[:len(frameIDs)-1]
 			if counted != nil && len(frames) < countedDepth {
 				out = append(out, body[copied:r.pos]...)
-				out = rw.countedTail(out, counted)
+				out = countedTail(out, counted)
 				copied = r.pos
 				counted = nil
 			}
@@ -862,7 +864,7 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			if counted != nil { // give back what the chunk charged for iterations that will not run
 				out = append(out, body[copied:start]...)
 				copied = start
-				out = rw.countedRefund(out, counted, local, fuelTmp, boundTmp)
+				out = countedRefund(out, counted, fuelTmp, boundTmp)
 			}
 			syncBefore(start)
 		case op == 0x0c || op == 0x0d: // br, br_if: a branch to the function's own label returns
@@ -1274,7 +1276,7 @@ func (c *countedLoop) bound(b []byte) []byte {
 //	  fuel -= bound; if fuel < 0 { refuel() }
 //	  bound = x -/+ bound      ;; the value of x after the chunk's last iteration
 //	  loop                     ;; the original loop, testing x against bound instead of y
-func (rw *rewriter) countedHead(b []byte, c *countedLoop, local bool, fuel, bound uint32) []byte {
+func (rw *rewriter) countedHead(b []byte, c *countedLoop, fuel, bound uint32) []byte {
 	b = append(b, 0x03, 0x40) // loop (next chunk)
 	// distance: x - y counting down, y - x counting up (modulo 2^32)
 	if c.down {
@@ -1309,14 +1311,8 @@ func (rw *rewriter) countedHead(b []byte, c *countedLoop, local bool, fuel, boun
 	// No more than the fuel left (at least one): a chunk never runs the counter below zero, so the refuel, and a
 	// budget's end, come at the very iteration where the header checks had them, whether or not the loop then
 	// returns before the chunk's end.
-	getFuel := func(b []byte) []byte {
-		if local {
-			return appendU32(append(b, 0x20), fuel) // local.get fuel
-		}
-		return appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
-	}
 	for range 2 {
-		b = getFuel(b)
+		b = appendU32(append(b, 0x20), fuel)  // local.get fuel
 		b = appendU32(append(b, 0x20), bound) // local.get bound
 		b = append(b, 0xad)                   // i64.extend_i32_u
 	}
@@ -1325,23 +1321,11 @@ func (rw *rewriter) countedHead(b []byte, c *countedLoop, local bool, fuel, boun
 	b = appendU32(append(b, 0x20), bound) // local.get bound
 	b = append(b, 0x45, 0x72)             // i32.eqz; i32.or: at least one
 	b = appendU32(append(b, 0x21), bound) // local.set bound
-	if local {
-		b = appendU32(append(b, 0x20), fuel)  // local.get fuel
-		b = appendU32(append(b, 0x20), bound) // local.get bound
-		b = append(b, 0xad, 0x7d)             // i64.extend_i32_u; i64.sub
-		b = appendU32(append(b, 0x22), fuel)  // local.tee fuel
-		b = rw.refuelLocal(b, fuel)
-	} else {
-		b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
-		b = appendU32(append(b, 0x20), bound)         // local.get bound
-		b = append(b, 0xad, 0x7d)                     // i64.extend_i32_u; i64.sub
-		b = appendU32(append(b, 0x22), fuel)          // local.tee tmp
-		b = appendU32(append(b, 0x24), rw.fuelGlobal) // global.set fuel
-		b = appendU32(append(b, 0x20), fuel)          // local.get tmp
-		b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40)   // i64.const 0; i64.lt_s; if
-		b = appendU32(append(b, 0x10), rw.refuelFunc) //   call refuel
-		b = append(b, 0x0b)                           // end
-	}
+	b = appendU32(append(b, 0x20), fuel)  // local.get fuel
+	b = appendU32(append(b, 0x20), bound) // local.get bound
+	b = append(b, 0xad, 0x7d)             // i64.extend_i32_u; i64.sub
+	b = appendU32(append(b, 0x22), fuel)  // local.tee fuel
+	b = rw.refuelLocal(b, fuel)
 	b = appendU32(append(b, 0x20), c.x)   // local.get x
 	b = appendU32(append(b, 0x20), bound) // local.get bound
 	if c.down {
@@ -1355,19 +1339,15 @@ func (rw *rewriter) countedHead(b []byte, c *countedLoop, local bool, fuel, boun
 
 // countedTail follows the original loop's end: when the chunk ended but the loop's own test goes on, the next
 // chunk: x; y; cmp; br_if 0; end.
-func (rw *rewriter) countedTail(b []byte, c *countedLoop) []byte {
+func countedTail(b []byte, c *countedLoop) []byte {
 	b = c.bound(appendU32(append(b, 0x20), c.x))
 	return append(b, c.cmp, 0x0d, 0x00, 0x0b)
 }
 
 // countedRefund goes before a return from inside a counted loop: fuel += the chunk's iterations not yet begun,
 // |bound - x| - 1.
-func (rw *rewriter) countedRefund(b []byte, c *countedLoop, local bool, fuel, bound uint32) []byte {
-	if local {
-		b = appendU32(append(b, 0x20), fuel)
-	} else {
-		b = appendU32(append(b, 0x23), rw.fuelGlobal)
-	}
+func countedRefund(b []byte, c *countedLoop, fuel, bound uint32) []byte {
+	b = appendU32(append(b, 0x20), fuel) // local.get fuel
 	first, second := c.x, bound
 	if !c.down {
 		first, second = bound, c.x
@@ -1375,10 +1355,7 @@ func (rw *rewriter) countedRefund(b []byte, c *countedLoop, local bool, fuel, bo
 	b = appendU32(append(b, 0x20), first)
 	b = appendU32(append(b, 0x20), second)
 	b = append(b, 0x6b, 0x41, 0x01, 0x6b, 0xad, 0x7c) // i32.sub; i32.const 1; i32.sub; i64.extend_i32_u; i64.add
-	if local {
-		return appendU32(append(b, 0x21), fuel)
-	}
-	return appendU32(append(b, 0x24), rw.fuelGlobal)
+	return appendU32(append(b, 0x21), fuel)           // local.set fuel
 }
 
 // A function's epilogue (in clang's output) gives its frame back by writing the stack pointer its prologue
