@@ -550,3 +550,20 @@ func TestHostFunctionNoResult(t *testing.T) {
 	assert.Equal(t, `["undefined","text"]`, res.Value)
 	assert.Equal(t, 2, called)
 }
+
+// A budget is exact through counted loops too (countedLoopAt), whose chunks are charged before they run: here
+// most of fmod's loops end in a return (the remainders are zero) before their chunk would have.
+func TestFuelExactThroughCountedLoops(t *testing.T) {
+	script := "let s = 0; for (let i = 1; i < 3000; i++) s += (i * 4294967296 * 7) % 7 + 1e300 % (i + 0.5); s"
+	res, err := runScript(t, script, nil)
+	require.NoError(t, err)
+	_, err = runScript(t, script, &RunOptions{Fuel: res.Usage.Fuel})
+	require.NoError(t, err)
+	_, err = runScript(t, script, &RunOptions{Fuel: res.Usage.Fuel - 1})
+	requireLimit(t, err, LimitFuel)
+	unmetered, err := unmeteredEngine()
+	require.NoError(t, err)
+	want, err := unmetered.Run(context.Background(), script, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Value, res.Value)
+}

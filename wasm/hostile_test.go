@@ -312,3 +312,27 @@ func TestBulkMemoryInPieces(t *testing.T) {
 	assert.Equal(t, want.Value, got.Value)
 	assert.NotEqual(t, "0", got.Value)
 }
+
+// A `%` of doubles far apart runs musl's fmod, whose main loop is a counted loop charged a chunk at a time
+// (countedLoopAt): a script doing nothing else still stops at its deadline, and at its fuel budget.
+func TestCountedLoopsStillStop(t *testing.T) {
+	const script = "let s = 0; for (;;) s += 1e300 % 3.3"
+	engine(t) // compiled before anything is timed
+	var res *Result
+	var err error
+	var twin <-chan time.Duration
+	past := afterDeadline(300*time.Millisecond, func() {
+		twin = loopLate(300 * time.Millisecond)
+		res, err = runScript(t, script, &RunOptions{Timeout: 300 * time.Millisecond})
+	})
+	requireLimit(t, err, LimitTimeout)
+	assert.LessOrEqual(t, past, cpuPastDeadline, "the host kept running the script past its deadline")
+	control := <-twin
+	assert.Less(t, res.Usage.Wall-300*time.Millisecond, control+deadlineMargin,
+		"returned %v after a 300 ms deadline; a Go loop beside it %v", res.Usage.Wall-300*time.Millisecond, control)
+
+	res, err = runScript(t, script, &RunOptions{Fuel: 5_000_000, Timeout: time.Minute})
+	limit := requireLimit(t, err, LimitFuel)
+	assert.EqualValues(t, 5_000_000, limit.Limit)
+	assert.Greater(t, res.Usage.Fuel, uint64(5_000_000))
+}

@@ -10,7 +10,8 @@ import (
 // Instrumentation rewrites the QuickJS module once, at engine creation, so that the host keeps control of guest
 // code without wazero's WithCloseOnContextDone (which made CPU-bound JS 3–5× slower here):
 //
-//   - fuel: every function entry and every loop header decrements an exported i64 global; when it drops below
+//   - fuel: every function entry and every loop header decrements an exported i64 global (a counted loop is
+//     charged a chunk of iterations at once, to the same total: countedLoopAt); when it drops below
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
@@ -32,13 +33,16 @@ import (
 //     the new value with an exported low-water mark; below it, the guard sets the mark to zero and traps, and
 //     the host reads a zero mark after a trap as the stack limit. Without it, ~240 frames of JS recursion
 //     silently corrupt the interpreter. (It used to call a host hook; a call there, even one never made, cost
-//     more on every function's prologue than the comparison itself.)
+//     more on every function's prologue than the comparison itself.) An epilogue writing back the value its
+//     guarded prologue lowered is left as it is (stackRestore).
 //
-// Each rewritten function gets two scratch locals (an i64 for fuel, an i32 for the new stack pointer), so both
-// checks work on registers: reloading the fuel global and calling a guard function per stack-pointer write made
-// metered CPU-bound JS +36% slower than unmetered; with the locals it was +18%, and with the fuel of looping
-// functions in a local, the refuel call moved out of loops and the stack guard trapping instead of calling,
-// about +10% (wasm.BenchmarkSandboxCPU; RATIONALE.md has the measurements).
+// Each rewritten function gets three scratch locals (an i64 for fuel, an i32 for the new stack pointer, an i32
+// for a counted loop's bound), so the checks work on registers: reloading the fuel global and calling a guard
+// function per stack-pointer write made metered CPU-bound JS +36% slower than unmetered; with the locals it was
+// +18%, and with the fuel of looping functions in a local, the refuel call moved out of loops and the stack guard
+// trapping instead of calling, about +10%. Counted loops charged a chunk at a time (countedLoopAt) and epilogues
+// left unguarded took the instructions executed from 1.15x to 1.11x the unmetered module's
+// (wasm.BenchmarkSandboxCPU; RATIONALE.md has the measurements).
 //
 // The walker decodes every instruction the module uses and refuses anything it does not know: a silently
 // mis-decoded immediate would shift every later instruction and corrupt the module.
@@ -94,10 +98,12 @@ var ErrUnsupportedModule = errors.New("wasm: module not supported by the instrum
 type instrumentStats struct {
 	functions     int // instrumented function bodies
 	loops         int // loop headers given a fuel check
+	countedLoops  int // of which counted loops, charged a chunk of iterations at a time
 	bulkOps       int // bulk memory instructions charged by their length
 	grows         int // memory.grow results checked for a refusal
 	disabled      int // functions replaced because they register disabledModule
 	stackWrites   int // writes of the stack pointer redirected through the guard
+	stackRestores int // writes of the stack pointer left unguarded: restores of a guarded value (stackRestore)
 	localFuel     int // functions (those with loops) that keep their fuel in a local
 	originalFuncs int // function index space size before the rewrite (imports + defined)
 }
@@ -302,6 +308,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: %d functions name %q", ErrUnsupportedModule, stats.disabled, disabledModule)
 	}
 	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
+	stats.countedLoops, stats.stackRestores = rw.countedLoops, rw.stackRestores
 
 	// In the order of refuelFunc, memoryFunc.
 	for _, argc := range []int64{hookFuel, hookMemory} {
@@ -693,6 +700,8 @@ type rewriter struct {
 	disabled               int64  // address of disabledModule's name in memory
 	referencesDisabled     bool   // the body just rewritten loads that address
 	loops                  int
+	countedLoops           int
+	stackRestores          int
 	bulkOps                int
 	grows                  int
 	stackWrites            int
@@ -719,15 +728,15 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 		if _, err := r.byte(); err != nil {
 			return nil, err
 		}
-		if locals += uint64(n); locals+2 > maxLocals {
+		if locals += uint64(n); locals+3 > maxLocals {
 			return nil, fmt.Errorf("%w: more than %d locals", errMalformed, maxLocals)
 		}
 	}
-	fuelTmp, stackTmp := uint32(locals), uint32(locals)+1
+	fuelTmp, stackTmp, boundTmp := uint32(locals), uint32(locals)+1, uint32(locals)+2
 	out := make([]byte, 0, len(body)+len(body)/4+32)
 	out = appendU32(out, groups+2)
 	out = append(out, body[declStart:r.pos]...)
-	out = append(out, 1, valI64, 1, valI32)
+	out = append(out, 1, valI64, 2, valI32)
 	if local {
 		out = rw.fuelEntryLocal(out, fuelTmp)
 	} else {
@@ -747,6 +756,13 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 	// frames are the open structures, the function body first. A loop is wrapped (see loopHead): branches
 	// from inside it to a structure outside cross its three wrapper labels, so their label numbers are shifted.
 	frames := []bool{false} // wrapped
+	// frameIDs name the open structures (an if's else arm gets a new name) for stackRestore: an instruction
+	// runs before every later one in the structure it sits in, while that structure is open.
+	frameIDs, nextID := []int{0}, 1
+	open := func() { frameIDs, nextID = append(frameIDs, nextID), nextID+1 }
+	var starts []int // where each instruction read so far starts
+	saves := map[uint32]stackSave{}
+	writes := localWrites(body, r.pos)
 	// label maps a branch label read at the current position to the one the rewritten body needs.
 	label := func(l uint32) (uint32, bool) {
 		target := len(frames) - 1 - int(l)
@@ -761,8 +777,23 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 		}
 		return shifted, true
 	}
+	// counted is the counted loop being copied (see countedLoopAt; they never nest), open while len(frames) is
+	// at least countedDepth.
+	var counted *countedLoop
+	countedDepth := 0
 	for len(frames) > 0 {
 		start := r.pos
+		starts = append(starts, start)
+		if counted != nil && start == counted.condAt { // the loop's test gets the chunk's bound
+			out = append(out, body[copied:start]...)
+			out = appendU32(append(out, 0x20), boundTmp) // local.get bound
+			if counted.y == nil {
+				out = append(out, 0x47) // i32.ne: the loop tested its counter against zero
+			} else {
+				r.pos += len(counted.y) // instead of the original bound
+			}
+			copied = r.pos
+		}
 		op, err := r.byte()
 		if err != nil {
 			return nil, err
@@ -773,14 +804,31 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 				return nil, err
 			}
 			frames = append(frames, false)
+			open()
+		case op == 0x05: // else: the other arm runs without the first
+			frameIDs[len(frameIDs)-1], nextID = nextID, nextID+1
 		case op == 0x03: // loop: charge every iteration at its header
 			btStart := r.pos
 			if err := r.blockType(); err != nil {
 				return nil, err
 			}
 			bt := body[btStart:r.pos]
+			// Only with the fuel in a local: a function with a loop keeps it there (the pass with the global is
+			// done again).
+			if c := countedLoopAt(body, r.pos); local && c != nil && counted == nil && bt[0] == 0x40 {
+				out = append(out, body[copied:start]...)
+				out = rw.countedHead(out, c, fuelTmp, boundTmp)
+				frames = append(frames, false) // no branch leaves a counted loop, so none crosses its wrapper
+				open()
+				counted, countedDepth = c, len(frames)
+				copied = r.pos
+				rw.loops++
+				rw.countedLoops++
+				continue
+			}
 			wrap := len(bt) == 1 // no params: the wrappers can take the loop's result type
 			frames = append(frames, wrap)
+			open()
 			out = append(out, body[copied:start]...)
 			if wrap {
 				out = rw.loopHead(out, bt[0], local, fuelTmp)
@@ -800,12 +848,24 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			}
 			wrapped := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
+			frameIDs = frameIDs[:len(frameIDs)-1]
+			if counted != nil && len(frames) < countedDepth {
+				out = append(out, body[copied:r.pos]...)
+				out = countedTail(out, counted)
+				copied = r.pos
+				counted = nil
+			}
 			if wrapped {
 				out = append(out, body[copied:r.pos]...)
 				out = rw.loopTail(out, local, fuelTmp)
 				copied = r.pos
 			}
 		case op == 0x0f: // return
+			if counted != nil { // give back what the chunk charged for iterations that will not run
+				out = append(out, body[copied:start]...)
+				copied = start
+				out = countedRefund(out, counted, fuelTmp, boundTmp)
+			}
 			syncBefore(start)
 		case op == 0x0c || op == 0x0d: // br, br_if: a branch to the function's own label returns
 			l, err := r.u32()
@@ -902,12 +962,23 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if idx == rw.spGlobal {
-				out = append(out, body[copied:start]...)
-				out = rw.stackCheck(out, stackTmp, local, fuelTmp)
-				copied = r.pos
-				rw.stackWrites++
+			if idx != rw.spGlobal {
+				break
 			}
+			before := previous(body, starts[:len(starts)-1], 4)
+			if l, n, ok := stackRestore(before); ok && writes[l] == 1 {
+				if sv, ok := saves[l]; ok && sv.n == n && sv.depth <= len(frameIDs) && frameIDs[sv.depth-1] == sv.frame {
+					rw.stackRestores++
+					break // left as it is: see stackRestore
+				}
+			}
+			if l, n, ok := stackSaveOf(before); ok && writes[l] == 1 {
+				saves[l] = stackSave{n: n, frame: frameIDs[len(frameIDs)-1], depth: len(frameIDs)}
+			}
+			out = append(out, body[copied:start]...)
+			out = rw.stackCheck(out, stackTmp, local, fuelTmp)
+			copied = r.pos
+			rw.stackWrites++
 		default:
 			if err := r.skipImmediates(op); err != nil {
 				return nil, err
@@ -1026,4 +1097,364 @@ func (r *reader) zeroByte() error {
 		return fmt.Errorf("%w: expected memory index 0 at %d", ErrUnsupportedModule, r.pos-1)
 	}
 	return nil
+}
+
+// A counted loop is one whose every iteration ends by stepping an i32 local by one and testing it against a bound
+// that does not change in the loop:
+//
+//	loop
+//	  ...                                         ;; no other write of x, no write of y
+//	  local.get x; i32.const 1; i32.sub (or add); local.tee x; local.get y (or i32.const c); cmp; br_if 0
+//	end
+//
+// with cmp one of i32.gt_s, i32.gt_u, i32.ne counting down, i32.lt_s, i32.lt_u, i32.ne counting up, or no bound
+// and no cmp at all (br_if on x: counting to zero). Such a loop's iterations are known when it is entered, so
+// instead of one unit at each header it is charged a chunk of up to countedChunk iterations at once: its test
+// compares x with the value x has after the chunk's last iteration instead of y, and when a chunk ends while the
+// loop's own test would go on, the next chunk is charged and the loop entered again (all its state is in
+// locals). The fuel a script uses is unchanged to the unit, and so is where a slice or the budget runs out: a
+// chunk is exactly the iterations it charges, never more than the fuel left (but one), and a `return` from
+// inside gives back what it charged for the iterations that will not run. Small loops run many times are where
+// the header check cost most: musl's fmod, under every `%` of doubles, has 45% of the loop headers of
+// wasm.BenchmarkSandboxCPU. Between two charges run at most countedChunk iterations of countedMaxBody bytes
+// without a call or an inner loop.
+//
+// Anything else leaves the loop as loopHead wraps it: a branch out of the loop or back to its header other than
+// the final one, a call, an inner loop, a write of the stack pointer, memory.grow, a bulk memory instruction.
+const (
+	countedChunk   = 1024
+	countedMaxBody = 1024
+)
+
+type countedLoop struct {
+	x      uint32
+	y      []byte // the instruction pushing the bound; nil when the loop tests x against zero
+	cmp    byte   // the comparison (i32.ne when y is nil)
+	down   bool   // x steps by -1
+	condAt int    // where the bound was pushed (or, with no bound, the br_if), in the body
+}
+
+// loopInsn is an instruction of a loop body as countedLoopAt reads it: imm is a local index or a constant.
+type loopInsn struct {
+	op    byte
+	start int
+	imm   int64
+}
+
+// countedLoopAt reports whether the loop whose body starts at from in body is a counted loop.
+func countedLoopAt(body []byte, from int) *countedLoop {
+	var ins []loopInsn
+	writes := map[int64]int{}
+	continues := 0
+	r := &reader{b: body, pos: from}
+	for depth := 0; ; {
+		if r.pos-from > countedMaxBody {
+			return nil
+		}
+		start := r.pos
+		op, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		in := loopInsn{op: op, start: start}
+		switch {
+		case op == 0x02 || op == 0x04:
+			if r.blockType() != nil {
+				return nil
+			}
+			depth++
+		case op == 0x0b:
+			if depth == 0 {
+				return countedPattern(ins, writes, continues, body)
+			}
+			depth--
+		case op == 0x0c || op == 0x0d: // a branch out, or back to the header (but the last br_if), disqualifies
+			l, err := r.u32()
+			if err != nil || int(l) > depth {
+				return nil
+			}
+			if int(l) == depth {
+				continues++
+			}
+		case op == 0x0e:
+			n, err := r.u32()
+			if err != nil {
+				return nil
+			}
+			for range n + 1 {
+				if l, err := r.u32(); err != nil || int(l) >= depth {
+					return nil
+				}
+			}
+		case op == 0x03, op == 0x10, op == 0x11, op == 0x40, op == 0x24:
+			return nil // an inner loop, a call, memory.grow, a global write (the stack pointer)
+		case op == 0xfc:
+			sub, err := r.u32()
+			if err != nil || isBulkMemory(sub) || r.skipMiscImmediates(sub) != nil {
+				return nil
+			}
+		case op == 0x20 || op == 0x21 || op == 0x22:
+			idx, err := r.u32()
+			if err != nil {
+				return nil
+			}
+			in.imm = int64(idx)
+			if op != 0x20 {
+				writes[in.imm]++
+			}
+		case op == 0x41:
+			if in.imm, err = r.sleb(32); err != nil {
+				return nil
+			}
+		default:
+			if r.skipImmediates(op) != nil {
+				return nil
+			}
+		}
+		ins = append(ins, in)
+	}
+}
+
+// countedPattern checks the end of a loop body (ins, all its instructions) against the counted pattern; writes
+// counts the writes of each local in the body, continues the branches to its header.
+func countedPattern(ins []loopInsn, writes map[int64]int, continues int, body []byte) *countedLoop {
+	n := len(ins)
+	if continues != 1 || n < 5 || ins[n-1].op != 0x0d {
+		return nil
+	}
+	c := &countedLoop{cmp: 0x47, condAt: ins[n-1].start}
+	step := ins[:n-1]
+	if tail := ins[n-3:]; n >= 7 && (tail[0].op == 0x20 || tail[0].op == 0x41) && tail[1].op >= 0x47 && tail[1].op <= 0x4b {
+		c.y, c.cmp, c.condAt = body[tail[0].start:tail[1].start], tail[1].op, tail[0].start
+		step = ins[n-7 : n-3]
+		if tail[0].op == 0x20 && (writes[tail[0].imm] != 0 || tail[0].imm == step[0].imm) {
+			return nil // the bound changes in the loop
+		}
+	} else {
+		step = ins[n-5 : n-1]
+	}
+	// local.get x; i32.const ±1; i32.add or i32.sub; local.tee x, the only write of x in the loop.
+	if step[0].op != 0x20 || step[1].op != 0x41 || step[3].op != 0x22 || step[3].imm != step[0].imm || writes[step[0].imm] != 1 {
+		return nil
+	}
+	switch {
+	case step[2].op == 0x6b && step[1].imm == 1, step[2].op == 0x6a && step[1].imm == -1:
+		c.down = true
+	case step[2].op == 0x6a && step[1].imm == 1, step[2].op == 0x6b && step[1].imm == -1:
+	default:
+		return nil
+	}
+	c.x = uint32(step[0].imm)
+	switch c.cmp {
+	case 0x47: // ne, either way
+	case 0x4a, 0x4b: // gt_s, gt_u
+		if !c.down {
+			return nil
+		}
+	case 0x48, 0x49: // lt_s, lt_u
+		if c.down {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return c
+}
+
+// countedBound pushes the loop's bound: y, or zero.
+func (c *countedLoop) bound(b []byte) []byte {
+	if c.y == nil {
+		return append(b, 0x41, 0x00)
+	}
+	return append(b, c.y...)
+}
+
+// countedHead replaces `loop` (empty type) by a loop that charges the next chunk and then enters the original:
+//
+//	loop                       ;; next chunk
+//	  bound = the chunk's iterations: min(distance to y, countedChunk), at least 1
+//	  fuel -= bound; if fuel < 0 { refuel() }
+//	  bound = x -/+ bound      ;; the value of x after the chunk's last iteration
+//	  loop                     ;; the original loop, testing x against bound instead of y
+func (rw *rewriter) countedHead(b []byte, c *countedLoop, fuel, bound uint32) []byte {
+	b = append(b, 0x03, 0x40) // loop (next chunk)
+	// distance: x - y counting down, y - x counting up (modulo 2^32)
+	if c.down {
+		b = c.bound(appendU32(append(b, 0x20), c.x))
+	} else {
+		b = appendU32(append(c.bound(b), 0x20), c.x)
+	}
+	b = append(b, 0x6b) // i32.sub
+	if c.cmp == 0x47 {
+		// i32.ne: the loop runs distance iterations (2^32 for 0): chunk = min(distance - 1, K - 1) + 1.
+		b = append(b, 0x41, 0x7f, 0x6a)       // i32.const -1; i32.add
+		b = appendU32(append(b, 0x22), bound) // local.tee bound
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk-1)
+		b = appendU32(append(b, 0x20), bound)
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk-1)
+		b = append(b, 0x49, 0x1b, 0x41, 0x01, 0x6a) // i32.lt_u; select; i32.const 1; i32.add
+	} else {
+		// An ordered test: distance iterations if the test holds for x now, else one.
+		b = appendU32(append(b, 0x22), bound) // local.tee bound
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk)
+		b = appendU32(append(b, 0x20), bound)
+		b = append(b, 0x41)
+		b = appendS64(b, countedChunk)
+		b = append(b, 0x49, 0x1b, 0x41, 0x01) // i32.lt_u; select (min); i32.const 1
+		b = c.bound(appendU32(append(b, 0x20), c.x))
+		b = append(b, c.cmp, 0x1b) // cmp; select
+	}
+	b = appendU32(append(b, 0x21), bound) // local.set bound (the chunk)
+	// No more than the fuel left (at least one): a chunk never runs the counter below zero, so the refuel, and a
+	// budget's end, come at the very iteration where the header checks had them, whether or not the loop then
+	// returns before the chunk's end.
+	for range 2 {
+		b = appendU32(append(b, 0x20), fuel)  // local.get fuel
+		b = appendU32(append(b, 0x20), bound) // local.get bound
+		b = append(b, 0xad)                   // i64.extend_i32_u
+	}
+	b = append(b, 0x54, 0x1b, 0xa7)       // i64.lt_u; select (min); i32.wrap_i64
+	b = appendU32(append(b, 0x22), bound) // local.tee bound
+	b = appendU32(append(b, 0x20), bound) // local.get bound
+	b = append(b, 0x45, 0x72)             // i32.eqz; i32.or: at least one
+	b = appendU32(append(b, 0x21), bound) // local.set bound
+	b = appendU32(append(b, 0x20), fuel)  // local.get fuel
+	b = appendU32(append(b, 0x20), bound) // local.get bound
+	b = append(b, 0xad, 0x7d)             // i64.extend_i32_u; i64.sub
+	b = appendU32(append(b, 0x22), fuel)  // local.tee fuel
+	b = rw.refuelLocal(b, fuel)
+	b = appendU32(append(b, 0x20), c.x)   // local.get x
+	b = appendU32(append(b, 0x20), bound) // local.get bound
+	if c.down {
+		b = append(b, 0x6b) // i32.sub
+	} else {
+		b = append(b, 0x6a) // i32.add
+	}
+	b = appendU32(append(b, 0x21), bound) // local.set bound
+	return append(b, 0x03, 0x40)          // loop (the original)
+}
+
+// countedTail follows the original loop's end: when the chunk ended but the loop's own test goes on, the next
+// chunk: x; y; cmp; br_if 0; end.
+func countedTail(b []byte, c *countedLoop) []byte {
+	b = c.bound(appendU32(append(b, 0x20), c.x))
+	return append(b, c.cmp, 0x0d, 0x00, 0x0b)
+}
+
+// countedRefund goes before a return from inside a counted loop: fuel += the chunk's iterations not yet begun,
+// |bound - x| - 1.
+func countedRefund(b []byte, c *countedLoop, fuel, bound uint32) []byte {
+	b = appendU32(append(b, 0x20), fuel) // local.get fuel
+	first, second := c.x, bound
+	if !c.down {
+		first, second = bound, c.x
+	}
+	b = appendU32(append(b, 0x20), first)
+	b = appendU32(append(b, 0x20), second)
+	b = append(b, 0x6b, 0x41, 0x01, 0x6b, 0xad, 0x7c) // i32.sub; i32.const 1; i32.sub; i64.extend_i32_u; i64.add
+	return appendU32(append(b, 0x21), fuel)           // local.set fuel
+}
+
+// A function's epilogue (in clang's output) gives its frame back by writing the stack pointer its prologue
+// lowered, plus the same constant:
+//
+//	global.get sp; i32.const n; i32.sub; local.tee l; global.set sp   ;; prologue, guarded
+//	...
+//	local.get l; i32.const n; i32.add; global.set sp                  ;; epilogue
+//
+// The epilogue is left unguarded when l has no other write in the function and the prologue runs before it on
+// every path (it sits earlier in a structure still open there). Why that cannot let the stack below the mark:
+// the value written is (sp0 - n) + n = sp0 modulo 2^32, sp0 being what the stack pointer held when the prologue
+// read it; and every value the stack pointer ever holds is at or above the mark, by induction: the host sets it
+// (to the snapshot's) with no guest frame running, every other write is guarded, and this one writes a value it
+// held before. The mark itself changes only with no guest frame running (snapshot, reset) or to zero at the
+// guard's trap, after which the run is over. About half the stack pointer's writes are such epilogues, and each
+// one's guard cost a load, a compare and a branch on every return.
+type stackSave struct {
+	n            int64 // the constant the prologue subtracted
+	frame, depth int   // the structure the prologue sits in (frameIDs)
+}
+
+// stackSaveOf matches a prologue's guarded write: before is the four instructions before the global.set.
+func stackSaveOf(before []loopInsn) (local uint32, n int64, ok bool) {
+	if len(before) != 4 || before[0].op != 0x23 || before[0].imm != 0 || before[1].op != 0x41 || before[2].op != 0x6b || before[3].op != 0x22 {
+		return 0, 0, false
+	}
+	return uint32(before[3].imm), before[1].imm, true
+}
+
+// stackRestore matches an epilogue's write: the last three of before are local.get l; i32.const n; i32.add.
+func stackRestore(before []loopInsn) (local uint32, n int64, ok bool) {
+	if len(before) < 3 {
+		return 0, 0, false
+	}
+	b := before[len(before)-3:]
+	if b[0].op != 0x20 || b[1].op != 0x41 || b[2].op != 0x6a {
+		return 0, 0, false
+	}
+	return uint32(b[0].imm), b[1].imm, true
+}
+
+// previous decodes the last k instructions of body that start at starts (global.get, local.* and i32.const with
+// their immediate; others by opcode only).
+func previous(body []byte, starts []int, k int) []loopInsn {
+	if len(starts) < k {
+		k = len(starts)
+	}
+	out := make([]loopInsn, 0, k)
+	for _, at := range starts[len(starts)-k:] {
+		r := &reader{b: body, pos: at}
+		op, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		in := loopInsn{op: op, start: at}
+		switch {
+		case op >= 0x20 && op <= 0x23:
+			v, err := r.u32()
+			if err != nil {
+				return nil
+			}
+			in.imm = int64(v)
+		case op == 0x41:
+			if in.imm, err = r.sleb(32); err != nil {
+				return nil
+			}
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// localWrites counts the local.set and local.tee of each local in the function body whose instructions start at
+// from; nil if the body does not decode (the walker then reports why).
+func localWrites(body []byte, from int) map[uint32]int {
+	writes := map[uint32]int{}
+	r := &reader{b: body, pos: from}
+	for !r.done() {
+		op, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		switch {
+		case op == 0x02 || op == 0x03 || op == 0x04:
+			err = r.blockType()
+		case op == 0x21 || op == 0x22:
+			var idx uint32
+			idx, err = r.u32()
+			writes[idx]++
+		case op == 0x24: // global.set, which skipImmediates leaves to the walker
+			_, err = r.u32()
+		case op == 0x0b:
+		default:
+			err = r.skipImmediates(op)
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	return writes
 }

@@ -38,7 +38,8 @@ func TestInstrumentReachesEverySite(t *testing.T) {
 	assert.Equal(t, 1726, stats.loops)
 	assert.Equal(t, 3, stats.bulkOps, "memcpy and memmove (memory.copy), memset (memory.fill)")
 	assert.Equal(t, 1, stats.grows, "sbrk's memory.grow")
-	assert.Equal(t, 1021, stats.stackWrites)
+	assert.Equal(t, 1021, stats.stackWrites+stats.stackRestores, "every write of the stack pointer")
+	assert.Equal(t, 415, stats.stackRestores, "epilogues restoring what a guarded prologue lowered (stackRestore)")
 	assert.Equal(t, 1162, stats.originalFuncs)
 
 	m, err := decodeModule(out)
@@ -376,4 +377,145 @@ func TestInstrumentRefusesOtherMutableGlobals(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnsupportedModule)
 	_, _, err = instrument(quickJSModule)
 	require.NoError(t, err, "the real module has only the stack pointer")
+}
+
+// Counted loops (countedLoopAt) are charged a chunk of iterations at a time: counting down against a local, up
+// against a constant past one chunk, down to zero, up to an inequality, and down with a return from inside.
+// Instrumented, the function computes what the original does and is charged exactly one unit per entry and per
+// iteration, however small the fuel slices (a slice of 1 makes every chunk a single iteration). A loop that
+// branches out is left to the header check.
+func TestCountedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
+	inc := []byte{0x41, 0x00, 0x41, 0x00, 0x28, 0x02, 0x00, 0x41, 0x01, 0x6a, 0x36, 0x02, 0x00} // mem[0]++
+	loop := func(init []byte, tail ...byte) []byte {
+		b := append(append([]byte{}, init...), 0x21, 0x00, 0x03, 0x40) // x = init; loop
+		b = append(b, inc...)
+		return append(append(b, tail...), 0x0b)
+	}
+	body := []byte{0x01, 0x02, valI32}                                                                              // locals x, y
+	body = append(body, 0x41, 0x05, 0x21, 0x01)                                                                     // y = 5
+	body = append(body, loop([]byte{0x41, 20}, 0x20, 0, 0x41, 1, 0x6b, 0x22, 0, 0x20, 1, 0x4a, 0x0d, 0)...)         // 20 > 5, gt_s y: 15
+	body = append(body, loop([]byte{0x41, 0}, 0x20, 0, 0x41, 1, 0x6a, 0x22, 0, 0x41, 0xb8, 0x17, 0x49, 0x0d, 0)...) // lt_u 3000: 3000
+	body = append(body, loop([]byte{0x41, 0xc4, 0x13}, 0x20, 0, 0x41, 1, 0x6b, 0x22, 0, 0x0d, 0)...)                // 2500 to zero
+	body = append(body, loop([]byte{0x41, 0}, 0x20, 0, 0x41, 0x7f, 0x6b, 0x22, 0, 0x41, 7, 0x47, 0x0d, 0)...)       // x - -1 != 7: 7
+	body = append(body, 0x02, 0x40)                                                                                 // block
+	body = append(body, loop([]byte{0x41, 3}, 0x20, 0, 0x41, 1, 0x6b, 0x22, 0, 0x45, 0x0d, 1, 0x0c, 0)...)          // breaks out: 3
+	body = append(body, 0x0b)                                                                                       // end block
+	body = append(body, loop([]byte{0x41, 0xe4, 0x00}, 0x20, 0, 0x41, 40, 0x46, 0x04, 0x40, 0x0f, 0x0b,             // return at 40
+		0x20, 0, 0x41, 1, 0x6b, 0x22, 0, 0x41, 0, 0x4a, 0x0d, 0)...) // 100 down, gt_s 0: 61
+	body = append(body, 0x0b)
+	const wantCount = 15 + 3000 + 2500 + 7 + 3 + 61
+	const wantFuel = 1 + wantCount
+
+	original := tinyModule(body)
+	instrumented, stats, err := instrument(original)
+	require.NoError(t, err)
+	require.Equal(t, 6, stats.loops)
+	require.Equal(t, 5, stats.countedLoops, "all but the loop that breaks out")
+
+	count, _ := runTiny(t, original, 0)
+	require.EqualValues(t, wantCount, count, "the original module")
+	for _, slice := range []int64{1, 2, 3, 7, 1000, 1023, 1024, 1025, wantFuel - 1, wantFuel, 1 << 16} {
+		count, fuel := runTiny(t, instrumented, slice)
+		assert.EqualValues(t, wantCount, count, "slice %d", slice)
+		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
+	}
+}
+
+// runTiny instantiates a tinyModule, runs its function f with fuel handed out in slices of slice units, and
+// returns mem[0] and the fuel it used. Every refuel must come one unit past the slice, as the header checks have it.
+func runTiny(t *testing.T, wasmBytes []byte, slice int64) (count uint32, fuel int64) {
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	var granted int64
+	var fuelGlobal api.MutableGlobal
+	_, err := r.NewHostModuleBuilder("env").NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
+			require.EqualValues(t, hookFuel, int32(uint32(stack[2])))
+			// Where a slice runs out is where one unit at each header has it: a unit past the end, never more.
+			require.EqualValues(t, -1, int64(fuelGlobal.Get()), "a charge ran past the slice")
+			used := granted - int64(fuelGlobal.Get())
+			granted = used + slice
+			fuelGlobal.Set(uint64(slice))
+			stack[0] = 0
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
+		Export("jsFunctionProxy").Instantiate(ctx)
+	require.NoError(t, err)
+	mod, err := r.InstantiateWithConfig(ctx, wasmBytes, wazero.NewModuleConfig().WithStartFunctions())
+	require.NoError(t, err)
+	if g := mod.ExportedGlobal(exportFuel); g != nil {
+		fuelGlobal = g.(api.MutableGlobal)
+	}
+	_, err = mod.ExportedFunction("f").Call(ctx)
+	require.NoError(t, err)
+	count, _ = mod.Memory().ReadUint32Le(0)
+	if fuelGlobal != nil {
+		fuel = granted - int64(fuelGlobal.Get())
+	}
+	return count, fuel
+}
+
+// An epilogue that gives back what a guarded prologue took is left unguarded (stackRestore), and nothing else
+// is: not a write lowering the stack pointer, not a restore the prologue may not have run before, not one with
+// another constant or a local written twice. Run, a write below the mark still traps and zeroes it.
+func TestStackRestoreOnlyWhereProven(t *testing.T) {
+	prologue := []byte{0x23, 0x00, 0x41, 0x10, 0x6b, 0x22, 0x00, 0x24, 0x00} // sp = l = sp - 16
+	restore := []byte{0x20, 0x00, 0x41, 0x10, 0x6a, 0x24, 0x00}              // sp = l + 16
+	cat := func(parts ...[]byte) []byte {
+		b := []byte{0x01, 0x01, valI32} // local l
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return append(b, 0x0b)
+	}
+	for _, tc := range []struct {
+		name              string
+		body              []byte
+		guarded, restored int
+	}{
+		{"epilogue", cat(prologue, restore), 1, 1},
+		{"epilogue in a block after it", cat(prologue, []byte{0x02, 0x40}, restore, []byte{0x0b}), 1, 1},
+		{"lowering", cat(prologue, []byte{0x20, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00}), 2, 0},
+		{"another constant", cat(prologue, []byte{0x20, 0x00, 0x41, 0x20, 0x6a, 0x24, 0x00}), 2, 0},
+		{"local written twice", cat(prologue, []byte{0x41, 0x00, 0x21, 0x00}, restore), 2, 0},
+		{"prologue in an if, restore after it", cat([]byte{0x41, 0x01, 0x04, 0x40}, prologue, []byte{0x0b}, restore), 2, 0},
+		{"prologue in then, restore in else", cat([]byte{0x41, 0x01, 0x04, 0x40}, prologue, []byte{0x05}, restore, []byte{0x0b}), 2, 0},
+		{"restore before the prologue", cat([]byte{0x41, 0x01, 0x04, 0x40}, restore, []byte{0x0b}, prologue), 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stats, err := instrument(tinyModule(tc.body))
+			require.NoError(t, err)
+			assert.Equal(t, tc.guarded, stats.stackWrites, "guarded")
+			assert.Equal(t, tc.restored, stats.stackRestores, "left as they are")
+			ctx := context.Background()
+			r := wazero.NewRuntime(ctx)
+			defer r.Close(ctx)
+			_, err = r.CompileModule(ctx, out)
+			require.NoError(t, err)
+		})
+	}
+
+	// Run: the prologue takes 16 bytes, then a write takes 16 more, below a mark 24 under the start.
+	out, _, err := instrument(tinyModule(cat(prologue, []byte{0x20, 0x00, 0x41, 0x10, 0x6b, 0x24, 0x00}, restore)))
+	require.NoError(t, err)
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	_, err = r.NewHostModuleBuilder("env").NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			mod.ExportedGlobal(exportFuel).(api.MutableGlobal).Set(1 << 20)
+			stack[0] = 0
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
+		Export("jsFunctionProxy").Instantiate(ctx)
+	require.NoError(t, err)
+	mod, err := r.InstantiateWithConfig(ctx, out, wazero.NewModuleConfig().WithStartFunctions())
+	require.NoError(t, err)
+	sp := mod.ExportedGlobal(exportStackPoint)
+	low := mod.ExportedGlobal(exportStackLow).(api.MutableGlobal)
+	start := uint32(sp.Get())
+	low.Set(uint64(start - 24))
+	_, err = mod.ExportedFunction("f").Call(ctx)
+	require.Error(t, err, "the write below the mark traps")
+	assert.Zero(t, uint32(low.Get()), "and zeroes the mark, which the host reads as the stack limit")
+	assert.Equal(t, start-16, uint32(sp.Get()), "the prologue's write, above the mark, went through")
 }
