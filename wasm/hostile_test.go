@@ -88,23 +88,28 @@ var bulkScripts = map[string]string{
 	"busy loop":          "for (;;) {}",
 }
 
+// requireStopsAtDeadline runs script under a 300 ms deadline: it must stop at it, the host spending no more
+// than cpuPastDeadline on it afterwards, and return no later than a Go loop beside it is late by.
+func requireStopsAtDeadline(t *testing.T, script string) {
+	t.Helper()
+	var res *Result
+	var err error
+	var twin <-chan time.Duration
+	past := afterDeadline(300*time.Millisecond, func() {
+		twin = loopLate(300 * time.Millisecond)
+		res, err = runScript(t, script, &RunOptions{Timeout: 300 * time.Millisecond})
+	})
+	requireLimit(t, err, LimitTimeout)
+	assert.LessOrEqual(t, past, cpuPastDeadline, "the host kept running the script past its deadline")
+	control := <-twin
+	assert.Less(t, res.Usage.Wall-300*time.Millisecond, control+deadlineMargin,
+		"returned %v after a 300 ms deadline; a Go loop beside it %v", res.Usage.Wall-300*time.Millisecond, control)
+}
+
 func TestDeadlineHoldsForBulkMemory(t *testing.T) {
 	engine(t) // compiled before anything is timed
 	for name, script := range bulkScripts {
-		t.Run(name, func(t *testing.T) {
-			var res *Result
-			var err error
-			var twin <-chan time.Duration
-			past := afterDeadline(300*time.Millisecond, func() {
-				twin = loopLate(300 * time.Millisecond)
-				res, err = runScript(t, script, &RunOptions{Timeout: 300 * time.Millisecond})
-			})
-			requireLimit(t, err, LimitTimeout)
-			assert.LessOrEqual(t, past, cpuPastDeadline, "the host kept running the script past its deadline")
-			control := <-twin
-			assert.Less(t, res.Usage.Wall-300*time.Millisecond, control+deadlineMargin,
-				"returned %v after a 300 ms deadline; a Go loop beside it %v", res.Usage.Wall-300*time.Millisecond, control)
-		})
+		t.Run(name, func(t *testing.T) { requireStopsAtDeadline(t, script) })
 	}
 }
 
@@ -318,20 +323,9 @@ func TestBulkMemoryInPieces(t *testing.T) {
 func TestCountedLoopsStillStop(t *testing.T) {
 	const script = "let s = 0; for (;;) s += 1e300 % 3.3"
 	engine(t) // compiled before anything is timed
-	var res *Result
-	var err error
-	var twin <-chan time.Duration
-	past := afterDeadline(300*time.Millisecond, func() {
-		twin = loopLate(300 * time.Millisecond)
-		res, err = runScript(t, script, &RunOptions{Timeout: 300 * time.Millisecond})
-	})
-	requireLimit(t, err, LimitTimeout)
-	assert.LessOrEqual(t, past, cpuPastDeadline, "the host kept running the script past its deadline")
-	control := <-twin
-	assert.Less(t, res.Usage.Wall-300*time.Millisecond, control+deadlineMargin,
-		"returned %v after a 300 ms deadline; a Go loop beside it %v", res.Usage.Wall-300*time.Millisecond, control)
+	requireStopsAtDeadline(t, script)
 
-	res, err = runScript(t, script, &RunOptions{Fuel: 5_000_000, Timeout: time.Minute})
+	res, err := runScript(t, script, &RunOptions{Fuel: 5_000_000, Timeout: time.Minute})
 	limit := requireLimit(t, err, LimitFuel)
 	assert.EqualValues(t, 5_000_000, limit.Limit)
 	assert.Greater(t, res.Usage.Fuel, uint64(5_000_000))

@@ -324,39 +324,10 @@ func TestInstrumentedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 	require.Equal(t, 3, stats.loops)
 	require.Equal(t, 1, stats.localFuel)
 
-	run := func(t *testing.T, wasmBytes []byte, slice int64) (count uint32, fuel int64) {
-		ctx := context.Background()
-		r := wazero.NewRuntime(ctx)
-		defer r.Close(ctx)
-		var granted int64
-		var fuelGlobal api.MutableGlobal
-		_, err := r.NewHostModuleBuilder("env").NewFunctionBuilder().
-			WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
-				require.EqualValues(t, hookFuel, int32(uint32(stack[2])))
-				used := granted - int64(fuelGlobal.Get())
-				granted = used + slice
-				fuelGlobal.Set(uint64(slice))
-				stack[0] = 0
-			}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
-			Export("jsFunctionProxy").Instantiate(ctx)
-		require.NoError(t, err)
-		mod, err := r.InstantiateWithConfig(ctx, wasmBytes, wazero.NewModuleConfig().WithStartFunctions())
-		require.NoError(t, err)
-		if g := mod.ExportedGlobal(exportFuel); g != nil {
-			fuelGlobal = g.(api.MutableGlobal)
-		}
-		_, err = mod.ExportedFunction("f").Call(ctx)
-		require.NoError(t, err)
-		count, _ = mod.Memory().ReadUint32Le(0)
-		if fuelGlobal != nil {
-			fuel = granted - int64(fuelGlobal.Get())
-		}
-		return count, fuel
-	}
-	count, _ := run(t, original, 0)
+	count, _ := runTiny(t, original, 0)
 	require.EqualValues(t, wantCount, count, "the original module")
 	for _, slice := range []int64{1, 2, 3, 7, 1000} {
-		count, fuel := run(t, instrumented, slice)
+		count, fuel := runTiny(t, instrumented, slice)
 		assert.EqualValues(t, wantCount, count, "slice %d", slice)
 		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
 	}
