@@ -202,24 +202,10 @@ func (ix *index) breakTies(pq *parsedQuery, ranked, tied []scored, limit int) []
 			}
 			tools = tools[:0]
 			for _, x := range run {
-				tools = append(tools, tiedTool{scored: x, key: tieKey{text: ix.textKey(r, x.doc)}})
+				tools = append(tools, tiedTool{scored: x, key: ix.tieKey(r, x.doc)})
 			}
-			// run is in id order, and stable sorts leave equal keys so. The names are read only of the tools whose
-			// text does not decide.
-			slices.SortStableFunc(tools, func(a, b tiedTool) int { return cmp.Compare(b.key.text, a.key.text) })
-			for a := 0; a < len(tools); {
-				b := a + 1
-				for b < len(tools) && tools[b].key.text == tools[a].key.text {
-					b++
-				}
-				if b-a > 1 {
-					for o := a; o < b; o++ {
-						tools[o].key.named = ix.namedKey(r, tools[o].doc)
-					}
-					slices.SortStableFunc(tools[a:b], func(x, y tiedTool) int { return cmp.Compare(y.key.named, x.key.named) })
-				}
-				a = b
-			}
+			// run is in id order, and a stable sort leaves equal keys so: the id decides last.
+			slices.SortStableFunc(tools, func(a, b tiedTool) int { c, _ := a.key.compare(b.key); return c })
 			for o := range tools {
 				run[o] = tools[o].scored
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/toolsearch/toolsearch/internal/devset"
 )
 
-var tieCorpora = flag.String("ties-corpora", "", "TestTiesReport: also the directory holding toollens_train/ (../shared/corpora)")
+var tieCorpora = flag.String("ties-corpora", "", "TestTiesReport: also the directory holding toollens_train/ (a path from catalog/, where go test runs: ../../shared/corpora)")
 
 // TestTiesReport measures what the tie-break decides on every development set (and with -ties-corpora the
 // ToolLens training split): how many requests have a tie at the first place, in how many of those the tie holds
@@ -22,7 +22,7 @@ var tieCorpora = flag.String("ties-corpora", "", "TestTiesReport: also the direc
 // possible order, and the tie-break's, from each request's first 300 tools. It checks that the tie-break only
 // reorders tools of equal score: at every place, the same score as id order.
 //
-//	go test ./catalog -run TestTiesReport -v -ties-corpora ../shared/corpora
+//	go test ./catalog -run TestTiesReport -v -ties-corpora ../../shared/corpora   # relative to catalog/, where go test runs
 func TestTiesReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads every set at depth 300")

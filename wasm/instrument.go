@@ -1261,7 +1261,7 @@ func countedPattern(ins []loopInsn, writes map[int64]int, continues int, body []
 	return c
 }
 
-// countedBound pushes the loop's bound: y, or zero.
+// bound pushes the loop's bound: y, or zero.
 func (c *countedLoop) bound(b []byte) []byte {
 	if c.y == nil {
 		return append(b, 0x41, 0x00)
