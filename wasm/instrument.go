@@ -10,8 +10,9 @@ import (
 // Instrumentation rewrites the QuickJS module once, at engine creation, so that the host keeps control of guest
 // code without wazero's WithCloseOnContextDone (which made CPU-bound JS 3–5× slower here):
 //
-//   - fuel: every function entry and every loop header decrements an exported i64 global (a counted loop is
-//     charged a chunk of iterations at once, to the same total: countedLoopAt); when it drops below
+//   - fuel: every loop header and the entry of every function that a cycle of calls may pass (unchargedFuncs)
+//     decrement an exported i64 global (a counted loop is charged a chunk of iterations at once, to the same
+//     total: countedLoopAt); when it drops below
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
@@ -41,8 +42,9 @@ import (
 // function per stack-pointer write made metered CPU-bound JS +36% slower than unmetered; with the locals it was
 // +18%, and with the fuel of looping functions in a local, the refuel call moved out of loops and the stack guard
 // trapping instead of calling, about +10%. Counted loops charged a chunk at a time (countedLoopAt) and epilogues
-// left unguarded took the instructions executed from 1.15x to 1.11x the unmetered module's
-// (wasm.BenchmarkSandboxCPU; RATIONALE.md has the measurements).
+// left unguarded took the instructions executed from 1.15x to 1.11x the unmetered module's, and charging only
+// the entries a cycle of calls passes (3.4 M of the 4.2 M calls of a CPU-bound script are to functions on no
+// cycle) to 1.08x (wasm.BenchmarkSandboxCPU; RATIONALE.md and bench/README.md have the measurements).
 //
 // The walker decodes every instruction the module uses and refuses anything it does not know: a silently
 // mis-decoded immediate would shift every later instruction and corrupt the module.
@@ -105,6 +107,8 @@ type instrumentStats struct {
 	stackWrites   int // writes of the stack pointer redirected through the guard
 	stackRestores int // writes of the stack pointer left unguarded: restores of a guarded value (stackRestore)
 	localFuel     int // functions (those with loops) that keep their fuel in a local
+	chargedFuncs  int // functions charged at entry: those not uncharged (unchargedFuncs)
+	quietCalls    int // calls from a function with a local counter to a quiet one, which skip the sync
 	originalFuncs int // function index space size before the rewrite (imports + defined)
 }
 
@@ -250,7 +254,15 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	if codeCount != funcCount {
 		return nil, stats, fmt.Errorf("%w: %d code bodies for %d functions", errMalformed, codeCount, funcCount)
 	}
+	facts, err := scanBodies(codeRest, codeCount)
+	if err != nil {
+		return nil, stats, err
+	}
+	uncharged, quiet := unchargedFuncs(facts, importedFuncs)
 	rw := rewriter{
+		imported:   uint32(importedFuncs),
+		uncharged:  uncharged,
+		quiet:      quiet,
 		fuelGlobal: fuelGlobal,
 		refuelFunc: refuelFunc,
 		spGlobal:   spGlobal,
@@ -276,11 +288,14 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		// loop); one without keeps it in the global, where its single check at entry costs less than syncing the
 		// local around its calls would.
 		saved := rw
-		newBody, err := rw.body(body, paramCounts[stats.functions], false)
+		newBody, err := rw.body(body, paramCounts[stats.functions], false, !uncharged[stats.functions])
 		if err == nil && rw.loops > saved.loops {
 			rw = saved
-			newBody, err = rw.body(body, paramCounts[stats.functions], true)
+			newBody, err = rw.body(body, paramCounts[stats.functions], true, !uncharged[stats.functions])
 			stats.localFuel++
+		}
+		if !uncharged[stats.functions] {
+			stats.chargedFuncs++
 		}
 		if err != nil {
 			return nil, stats, fmt.Errorf("function %d: %w", stats.functions+importedFuncs, err)
@@ -308,7 +323,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		return nil, stats, fmt.Errorf("%w: %d functions name %q", ErrUnsupportedModule, stats.disabled, disabledModule)
 	}
 	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
-	stats.countedLoops, stats.stackRestores = rw.countedLoops, rw.stackRestores
+	stats.countedLoops, stats.stackRestores, stats.quietCalls = rw.countedLoops, rw.stackRestores, rw.quietCalls
 
 	// In the order of refuelFunc, memoryFunc.
 	for _, argc := range []int64{hookFuel, hookMemory} {
@@ -393,7 +408,7 @@ func typeIndex(types *[]funcType, want funcType) uint32 {
 	return uint32(len(*types) - 1)
 }
 
-// fuelCheck is the sequence placed at every function entry and loop header, with tmp an i64 scratch local:
+// fuelCheck is the sequence placed at a charged function's entry and at a loop header, with tmp an i64 scratch local:
 // tmp = fuel - 1; fuel = tmp; if tmp < 0 { refuel() }.
 func (rw *rewriter) fuelCheck(b []byte, tmp uint32) []byte {
 	b = appendU32(append(b, 0x23), rw.fuelGlobal) // global.get fuel
@@ -692,6 +707,9 @@ func hookBody(proxyFunc uint32, argc int64) []byte {
 }
 
 type rewriter struct {
+	imported               uint32 // imported functions, which come first in the index space
+	uncharged, quiet       []bool // per defined function: see unchargedFuncs
+	quietCalls             int
 	fuelGlobal, refuelFunc uint32
 	spGlobal, lowGlobal    uint32
 	memoryFunc             uint32
@@ -710,9 +728,10 @@ type rewriter struct {
 // maxLocals is the most locals a function may declare (wazero's and the engines' common limit).
 const maxLocals = 50000
 
-// body rewrites one function body: the locals are copied and two scratch locals appended, a fuel check goes
-// first, then every instruction is decoded so that loop headers and stack-pointer writes are found exactly.
-func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
+// body rewrites one function body: the locals are copied and scratch locals appended, a fuel check goes first
+// when charge is set (see unchargedFuncs; a function keeping its fuel in a local loads it there either way), then
+// every instruction is decoded so that loop headers and stack-pointer writes are found exactly.
+func (rw *rewriter) body(body []byte, params int, local, charge bool) ([]byte, error) {
 	r := &reader{b: body}
 	groups, err := r.u32()
 	if err != nil {
@@ -737,9 +756,12 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 	out = appendU32(out, groups+2)
 	out = append(out, body[declStart:r.pos]...)
 	out = append(out, 1, valI64, 2, valI32)
-	if local {
+	switch {
+	case local && charge:
 		out = rw.fuelEntryLocal(out, fuelTmp)
-	} else {
+	case local:
+		out = rw.reloadFuel(out, fuelTmp)
+	case charge:
 		out = rw.fuelCheck(out, fuelTmp)
 	}
 	copied := r.pos
@@ -911,6 +933,17 @@ func (rw *rewriter) body(body []byte, params int, local bool) ([]byte, error) {
 			}
 			copied = r.pos
 		case (op == 0x10 || op == 0x11) && local: // call, call_indirect: the callee charges the global
+			if op == 0x10 {
+				callee, err := r.u32()
+				if err != nil {
+					return nil, err
+				}
+				if i := int64(callee) - int64(rw.imported); i >= 0 && i < int64(len(rw.quiet)) && rw.quiet[i] {
+					rw.quietCalls++
+					break // the callee never sees the global: the local stays right across the call
+				}
+				r.pos = start + 1
+			}
 			syncBefore(start)
 			if err := r.skipImmediates(op); err != nil {
 				return nil, err
@@ -1457,4 +1490,230 @@ func localWrites(body []byte, from int) map[uint32]int {
 		}
 	}
 	return writes
+}
+
+// callFacts is what the call analysis (unchargedFuncs) reads of one function body.
+type callFacts struct {
+	loops    bool     // a loop: charged at its header, and the function keeps its fuel in a local
+	indirect bool     // a call_indirect, whose callee the analysis does not resolve
+	callees  []uint32 // direct calls, by function index
+	fuel     bool     // an instruction whose rewrite reads or writes the fuel global or calls the host: a bulk
+	// memory instruction (charged by its length), memory.grow (its refusal calls the host) or a write of the stack
+	// pointer (whose guard writes the fuel back before it traps)
+}
+
+// scanCalls reads the facts of the function body whose instructions start at from.
+func scanCalls(body []byte, from int) (callFacts, error) {
+	var f callFacts
+	r := &reader{b: body, pos: from}
+	for !r.done() {
+		op, err := r.byte()
+		if err != nil {
+			return f, err
+		}
+		switch {
+		case op == 0x02 || op == 0x04:
+			err = r.blockType()
+		case op == 0x03:
+			f.loops = true
+			err = r.blockType()
+		case op == 0x0b:
+		case op == 0x10:
+			var callee uint32
+			callee, err = r.u32()
+			f.callees = append(f.callees, callee)
+		case op == 0x11:
+			f.indirect = true
+			err = r.skipImmediates(op)
+		case op == 0x24: // global.set, which skipImmediates leaves to the walker: only the stack pointer is mutable
+			_, err = r.u32()
+			f.fuel = true
+		case op == 0x40:
+			f.fuel = true
+			err = r.zeroByte()
+		case op == 0xfc:
+			var sub uint32
+			if sub, err = r.u32(); err == nil {
+				f.fuel = f.fuel || isBulkMemory(sub)
+				err = r.skipMiscImmediates(sub)
+			}
+		default:
+			err = r.skipImmediates(op)
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// unchargedFuncs decides which defined functions go without the fuel charge at entry (uncharged), and which of
+// those a caller with its fuel in a local may call without writing the local back and reloading it (quiet).
+//
+// An entry charge is only needed to stop calls that never end, and an endless run of calls without an endless
+// loop has an endless chain of nested calls (each body makes finitely many calls between loop headers), which in
+// a finite module goes round a cycle of the call graph. So only a set of functions that every cycle passes
+// needs the charge: every function with a call_indirect or a call of an import (a cycle through a function
+// pointer or through the host leaves from there), and every function on a cycle of direct calls (a strongly
+// connected component of more than one function, or one calling itself). Every other function, loops or not, is
+// uncharged: its loops are charged at their headers as before, and a script is stopped when its fuel runs out as
+// before; only the units counted differ (an entry of an uncharged function costs nothing).
+//
+// A quiet function has no loop, no call_indirect, no call of an import and no instruction touching the fuel
+// global or the host (callFacts.fuel), and calls only quiet functions: the least fixed point, so none is on a
+// cycle.
+func unchargedFuncs(facts []callFacts, imported int) (uncharged, quiet []bool) {
+	n := len(facts)
+	uncharged, quiet = make([]bool, n), make([]bool, n)
+	defined := func(c uint32) (int, bool) {
+		i := int(c) - imported
+		return i, i >= 0 && i < n
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, f := range facts {
+			if quiet[i] || f.loops || f.indirect || f.fuel {
+				continue
+			}
+			all := true
+			for _, c := range f.callees {
+				if j, ok := defined(c); !ok || !quiet[j] {
+					all = false
+					break
+				}
+			}
+			if all {
+				quiet[i], changed = true, true
+			}
+		}
+	}
+	// Functions with a call_indirect or a call of an import are charged; a cycle through one of them passes a
+	// charge, so only cycles among the others are looked for: edges into a charged function are left out.
+	charged := make([]bool, n)
+	for i, f := range facts {
+		charged[i] = f.indirect
+		for _, c := range f.callees {
+			if _, ok := defined(c); !ok {
+				charged[i] = true // the host may call back in
+			}
+		}
+	}
+	rest := make([][]uint32, n)
+	for i, f := range facts {
+		if charged[i] {
+			continue
+		}
+		for _, c := range f.callees {
+			if j, _ := defined(c); !charged[j] {
+				rest[i] = append(rest[i], uint32(j))
+			}
+		}
+	}
+	onCycle := directCycles(rest)
+	for i := range facts {
+		uncharged[i] = !charged[i] && !onCycle[i]
+	}
+	return uncharged, quiet
+}
+
+// directCycles reports the nodes of the graph (callees[i]: the nodes i calls) on a cycle: Tarjan's strongly
+// connected components, without recursion.
+func directCycles(callees [][]uint32) []bool {
+	n := len(callees)
+	index, low := make([]int, n), make([]int, n)
+	onStack, onCycle := make([]bool, n), make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	next := 0
+	var stack []int
+	type frame struct{ v, edge int }
+	for root := range n {
+		if index[root] >= 0 {
+			continue
+		}
+		work := []frame{{v: root}}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(work) > 0 {
+			top := &work[len(work)-1]
+			v := top.v
+			if top.edge < len(callees[v]) {
+				w := int(callees[v][top.edge])
+				top.edge++
+				if w == v {
+					onCycle[v] = true
+				}
+				if index[w] < 0 {
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					work = append(work, frame{v: w})
+				} else if onStack[w] {
+					low[v] = min(low[v], index[w])
+				}
+				continue
+			}
+			work = work[:len(work)-1]
+			if len(work) > 0 {
+				parent := work[len(work)-1].v
+				low[parent] = min(low[parent], low[v])
+			}
+			if low[v] != index[v] {
+				continue
+			}
+			k := len(stack) - 1
+			for stack[k] != v {
+				k--
+			}
+			if len(stack)-k > 1 {
+				for _, w := range stack[k:] {
+					onCycle[w] = true
+				}
+			}
+			for _, w := range stack[k:] {
+				onStack[w] = false
+			}
+			stack = stack[:k]
+		}
+	}
+	return onCycle
+}
+
+// scanBodies reads the callFacts of the code section's count bodies (rest follows the count).
+func scanBodies(rest []byte, count uint32) ([]callFacts, error) {
+	facts := make([]callFacts, 0, (&reader{b: rest}).capacity(count))
+	r := &reader{b: rest}
+	for range count {
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		body, err := r.bytes(int(size))
+		if err != nil {
+			return nil, err
+		}
+		br := &reader{b: body}
+		groups, err := br.u32()
+		if err != nil {
+			return nil, err
+		}
+		for range groups {
+			if _, err := br.u32(); err != nil {
+				return nil, err
+			}
+			if _, err := br.byte(); err != nil {
+				return nil, err
+			}
+		}
+		f, err := scanCalls(body, br.pos)
+		if err != nil {
+			return nil, err
+		}
+		facts = append(facts, f)
+	}
+	return facts, nil
 }

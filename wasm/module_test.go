@@ -70,25 +70,58 @@ func TestInstrumentIsDeterministic(t *testing.T) {
 // import, the stack pointer global, and, as in the QuickJS build, the qjs:bjson module name with a function
 // registering it (function 2, which the rewrite empties) and the start-up script lines importing it.
 func tinyModule(body []byte) []byte {
+	return tinyModuleOf([]tinyFunc{{typ: tinyVoid, body: body}}, nil)
+}
+
+// Types of a tinyModuleOf: the proxy import's, [] -> [] and [i32] -> [].
+const (
+	tinyVoid = 1
+	tinyI32  = 2
+)
+
+type tinyFunc struct {
+	typ  uint32
+	body []byte
+}
+
+// tinyModuleOf is tinyModule with the functions funcs (1 to len(funcs); f is function 1, and the registering
+// function comes after them) and, when table is not empty, a table holding the function indices table for
+// call_indirect.
+func tinyModuleOf(funcs []tinyFunc, table []uint32) []byte {
 	var m module
-	types := []funcType{{params: []byte{valI32, valI64, valI32, valI32}, results: []byte{valI64}}, {}}
+	types := []funcType{{params: []byte{valI32, valI64, valI32, valI32}, results: []byte{valI64}}, {}, {params: []byte{valI32}}}
 	m.sections = append(m.sections, section{id: sectionType, payload: encodeVector(types, func(b []byte, t funcType) []byte { return t.encode(b) })})
 	imp := appendU32(nil, 1)
 	imp = appendName(imp, "env")
 	imp = appendName(imp, "jsFunctionProxy")
 	imp = append(imp, externFunc, 0)
 	m.sections = append(m.sections, section{id: sectionImport, payload: imp})
-	m.sections = append(m.sections, section{id: sectionFunction, payload: []byte{2, 1, 1}})
+	fs := appendU32(nil, uint32(len(funcs)+1))
+	for _, f := range funcs {
+		fs = appendU32(fs, f.typ)
+	}
+	m.sections = append(m.sections, section{id: sectionFunction, payload: appendU32(fs, tinyVoid)})
+	if len(table) > 0 {
+		n := uint32(len(table))
+		m.sections = append(m.sections, section{id: 4, payload: appendU32(appendU32([]byte{1, 0x70, 0x01}, n), n)}) // funcref, min = max
+	}
 	m.sections = append(m.sections, section{id: sectionMemory, payload: []byte{1, 0, 1}})
 	m.sections = append(m.sections, section{id: sectionGlobal, payload: []byte{1, valI32, 1, 0x41, 0x80, 0x80, 0x04, 0x0b}})
 	exp := appendU32(nil, 1)
 	exp = encodeExport(exp, exportEntry{name: "f", kind: externFunc, index: 1})
 	m.sections = append(m.sections, section{id: sectionExport, payload: exp})
+	if len(table) > 0 {
+		elem := appendU32([]byte{1, 0x00, 0x41, 0x00, 0x0b}, uint32(len(table))) // active at i32.const 0
+		for _, idx := range table {
+			elem = appendU32(elem, idx)
+		}
+		m.sections = append(m.sections, section{id: 9, payload: elem})
+	}
 	register := []byte{0x00, 0x41, 0x80, 0x08, 0x1a, 0x0b} // no locals; drop(i32.const 1024); end
-	code := appendU32(nil, 2)
-	for _, b := range [][]byte{body, register} {
-		code = appendU32(code, uint32(len(b)))
-		code = append(code, b...)
+	code := appendU32(nil, uint32(len(funcs)+1))
+	for _, f := range append(funcs, tinyFunc{body: register}) {
+		code = appendU32(code, uint32(len(f.body)))
+		code = append(code, f.body...)
 	}
 	m.sections = append(m.sections, section{id: sectionCode, payload: code})
 	data := []byte(disabledModule + "\x00" + strings.Join(disabledImports, ""))
@@ -297,8 +330,9 @@ func FuzzSLEB(f *testing.F) {
 
 // A function whose loops are wrapped for the out-of-loop refuel, with branches that cross the wrappers (br_if to
 // a block outside, br_table to the enclosing loop, br_if to the function's own label) and a loop with a result:
-// instrumented, it computes what the original does, and charges exactly one unit per entry and loop iteration
-// however small the fuel slices are (a slice of 1 takes the refuel path at nearly every header).
+// instrumented, it computes what the original does, and charges exactly one unit per loop iteration however
+// small the fuel slices are (a slice of 1 takes the refuel path at nearly every header). Its entry is not
+// charged: it calls nothing, so it is on no cycle of calls (unchargedFuncs).
 func TestInstrumentedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 	body := []byte{0x01, 0x02, valI32, // locals i, j
 		0x02, 0x40, // block B0
@@ -316,7 +350,7 @@ func TestInstrumentedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 		0x0b,                                 // end B0
 		0x03, valI32, 0x41, 0x07, 0x0b, 0x1a, // drop(loop (result i32) i32.const 7 end)
 		0x0b}
-	const wantCount, wantFuel = 40, 1 + 11 + 40 + 1 // entry, L1 headers, L3 headers, the result loop
+	const wantCount, wantFuel = 40, 11 + 40 + 1 // L1 headers, L3 headers, the result loop
 
 	original := tinyModule(body)
 	instrumented, stats, err := instrument(original)
@@ -352,9 +386,9 @@ func TestInstrumentRefusesOtherMutableGlobals(t *testing.T) {
 
 // Counted loops (countedLoopAt) are charged a chunk of iterations at a time: counting down against a local, up
 // against a constant past one chunk, down to zero, up to an inequality, and down with a return from inside.
-// Instrumented, the function computes what the original does and is charged exactly one unit per entry and per
-// iteration, however small the fuel slices (a slice of 1 makes every chunk a single iteration). A loop that
-// branches out is left to the header check.
+// Instrumented, the function computes what the original does and is charged exactly one unit per iteration (its
+// entry, on no cycle of calls, is not charged), however small the fuel slices (a slice of 1 makes every chunk a
+// single iteration). A loop that branches out is left to the header check.
 func TestCountedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 	inc := []byte{0x41, 0x00, 0x41, 0x00, 0x28, 0x02, 0x00, 0x41, 0x01, 0x6a, 0x36, 0x02, 0x00} // mem[0]++
 	loop := func(init []byte, tail ...byte) []byte {
@@ -375,7 +409,7 @@ func TestCountedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 		0x20, 0, 0x41, 1, 0x6b, 0x22, 0, 0x41, 0, 0x4a, 0x0d, 0)...) // 100 down, gt_s 0: 61
 	body = append(body, 0x0b)
 	const wantCount = 15 + 3000 + 2500 + 7 + 3 + 61
-	const wantFuel = 1 + wantCount
+	const wantFuel = wantCount
 
 	original := tinyModule(body)
 	instrumented, stats, err := instrument(original)
@@ -395,17 +429,31 @@ func TestCountedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 // runTiny instantiates a tinyModule, runs its function f with fuel handed out in slices of slice units, and
 // returns mem[0] and the fuel it used. Every refuel must come one unit past the slice, as the header checks have it.
 func runTiny(t *testing.T, wasmBytes []byte, slice int64) (count uint32, fuel int64) {
+	count, fuel, err := runTinyBudget(t, wasmBytes, slice, -1)
+	require.NoError(t, err)
+	return count, fuel
+}
+
+// errTinyBudget is what runTinyBudget's host returns when the budget is spent.
+var errTinyBudget = errors.New("tiny budget spent")
+
+// runTinyBudget is runTiny stopping the run, as the engine does, at the first refuel once budget units (if not
+// negative) are used: f then fails with errTinyBudget.
+func runTinyBudget(t *testing.T, wasmBytes []byte, slice, budget int64) (count uint32, fuel int64, err error) {
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)
 	defer r.Close(ctx)
 	var granted int64
 	var fuelGlobal api.MutableGlobal
-	_, err := r.NewHostModuleBuilder("env").NewFunctionBuilder().
+	_, err = r.NewHostModuleBuilder("env").NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
 			require.EqualValues(t, hookFuel, int32(uint32(stack[2])))
 			// Where a slice runs out is where one unit at each header has it: a unit past the end, never more.
 			require.EqualValues(t, -1, int64(fuelGlobal.Get()), "a charge ran past the slice")
 			used := granted - int64(fuelGlobal.Get())
+			if budget >= 0 && used > budget {
+				panic(errTinyBudget)
+			}
 			granted = used + slice
 			fuelGlobal.Set(uint64(slice))
 			stack[0] = 0
@@ -418,12 +466,11 @@ func runTiny(t *testing.T, wasmBytes []byte, slice int64) (count uint32, fuel in
 		fuelGlobal = g.(api.MutableGlobal)
 	}
 	_, err = mod.ExportedFunction("f").Call(ctx)
-	require.NoError(t, err)
 	count, _ = mod.Memory().ReadUint32Le(0)
 	if fuelGlobal != nil {
 		fuel = granted - int64(fuelGlobal.Get())
 	}
-	return count, fuel
+	return count, fuel, err
 }
 
 // An epilogue that gives back what a guarded prologue took is left unguarded (stackRestore), and nothing else
