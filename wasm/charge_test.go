@@ -32,13 +32,14 @@ func TestUnchargedFuncsChargeOnlyCycles(t *testing.T) {
 	}{
 		"a leaf":            {facts: []callFacts{{}}},
 		"a chain of leaves": {facts: []callFacts{{callees: call(3)}, {callees: call(4)}, {}}},
-		"a loop is charged at its header, not its entry": {facts: []callFacts{{loops: true}, {callees: call(2)}}, notQuiet: []int{0, 1}},
-		"touching the fuel is not quiet":                 {facts: []callFacts{{fuel: true}, {callees: call(2)}}, notQuiet: []int{0, 1}},
-		"direct recursion":                               {facts: []callFacts{{callees: call(2)}}, charged: []int{0}, notQuiet: []int{0}},
-		"mutual recursion":                               {facts: []callFacts{{callees: call(3)}, {callees: call(4)}, {callees: call(2)}, {callees: call(2)}}, charged: []int{0, 1, 2}, notQuiet: []int{0, 1, 2, 3}},
-		"a call_indirect breaks its cycles":              {facts: []callFacts{{callees: call(3)}, {indirect: true, callees: call(4)}, {callees: call(2)}}, charged: []int{1}, notQuiet: []int{0, 1, 2}},
-		"a call of an import is charged":                 {facts: []callFacts{{callees: call(1)}, {callees: call(2)}}, charged: []int{0}, notQuiet: []int{0, 1}},
-		"a cycle beside a charged function":              {facts: []callFacts{{indirect: true, callees: call(3)}, {callees: call(4)}, {callees: call(3)}}, charged: []int{0, 1, 2}, notQuiet: []int{0, 1, 2}},
+		"a loop is charged at its header, not its entry":            {facts: []callFacts{{loops: true}, {callees: call(2)}}, notQuiet: []int{0, 1}},
+		"touching the fuel is not quiet":                            {facts: []callFacts{{fuel: true}, {callees: call(2)}}, notQuiet: []int{0, 1}},
+		"direct recursion":                                          {facts: []callFacts{{callees: call(2)}}, charged: []int{0}, notQuiet: []int{0}},
+		"mutual recursion":                                          {facts: []callFacts{{callees: call(3)}, {callees: call(4)}, {callees: call(2)}, {callees: call(2)}}, charged: []int{1}, notQuiet: []int{0, 1, 2, 3}},
+		"a cycle is charged in one of its functions":                {facts: []callFacts{{callees: call(3)}, {indirect: true, callees: call(4)}, {callees: call(2)}}, charged: []int{0}, notQuiet: []int{0, 1, 2}},
+		"a call of an import is charged":                            {facts: []callFacts{{callees: call(1)}, {callees: call(2)}}, charged: []int{0}, notQuiet: []int{0, 1}},
+		"a cycle beside a charged function":                         {facts: []callFacts{{callees: call(1)}, {callees: call(2, 4)}, {callees: call(5)}, {callees: call(4)}}, charged: []int{0, 3}, notQuiet: []int{0, 1, 2, 3}},
+		"a call_indirect off every cycle is charged where it calls": {facts: []callFacts{{indirect: true, callees: call(3)}, {callees: call(4)}, {callees: call(3)}}, charged: []int{2}, notQuiet: []int{0, 1, 2}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			uncharged, quiet := unchargedFuncs(tc.facts, imported)
@@ -60,8 +61,8 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-// On random call graphs (call_indirect and import calls standing for edges to anything), every cycle passes a
-// charged function: the graph of uncharged functions and their direct calls is acyclic.
+// On random call graphs, every cycle passes a charged function or a charged call_indirect: the graph of
+// uncharged functions and their direct calls is acyclic, and they call no import.
 func TestUnchargedFuncsBreakEveryCycleOfRandomGraphs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const imported = 3
@@ -81,9 +82,9 @@ func TestUnchargedFuncsBreakEveryCycleOfRandomGraphs(t *testing.T) {
 	}
 }
 
-// requireEveryCycleCharged checks the two guarantees the rewrite rests on: the uncharged functions call no import,
-// make no call_indirect and call each other without a cycle; a quiet function is uncharged, has no loop, touches
-// no fuel and calls only quiet functions.
+// requireEveryCycleCharged checks the two guarantees the rewrite rests on: the uncharged functions call no import
+// and call each other directly without a cycle (their call_indirects are charged where they call); a quiet
+// function is uncharged, has no loop and no call_indirect, touches no fuel and calls only quiet functions.
 func requireEveryCycleCharged(t *testing.T, facts []callFacts, imported int, uncharged, quiet []bool) {
 	t.Helper()
 	state := make([]int, len(facts)) // 0 unseen, 1 on the path, 2 done
@@ -107,12 +108,11 @@ func requireEveryCycleCharged(t *testing.T, facts []callFacts, imported int, unc
 		if !uncharged[i] {
 			continue
 		}
-		require.False(t, f.indirect, "uncharged function %d has a call_indirect", i+imported)
 		if state[i] == 0 {
 			visit(i)
 		}
 		if quiet[i] {
-			require.False(t, f.loops || f.fuel, "quiet function %d loops or touches the fuel", i+imported)
+			require.False(t, f.loops || f.fuel || f.indirect, "quiet function %d loops, touches the fuel or calls indirectly", i+imported)
 			for _, c := range f.callees {
 				require.True(t, quiet[int(c)-imported], "quiet function %d calls %d", i+imported, c)
 			}
@@ -147,9 +147,10 @@ func TestUnchargedCalleesComputeTheSameAndChargeExactly(t *testing.T) {
 	}
 }
 
-// Not applied: a function recursing to a depth of 50 is charged at each of its 51 entries, and recursion that
-// never ends, with no loop anywhere, directly, through another function or through call_indirect, is stopped
-// at its budget (and not by the call stack running out).
+// Not applied: a function recursing to a depth of 50 is charged at each of its 51 entries, or, recursing through
+// call_indirect, at each of its 50 call_indirects; and recursion that never ends, with no loop anywhere,
+// directly, through another function or through call_indirect, is stopped at its budget (and not by the call
+// stack running out).
 func TestRecursionIsStillCharged(t *testing.T) {
 	// r(n): mem[0]++; if n { r(n - 1) }, called by f as r(50).
 	r := tinyBody(noLocals, incMem0, []byte{0x20, 0, 0x04, 0x40, 0x20, 0, 0x41, 1, 0x6b, 0x10, 2, 0x0b})
@@ -157,27 +158,37 @@ func TestRecursionIsStillCharged(t *testing.T) {
 	deep, stats, err := instrument(tinyModuleOf([]tinyFunc{{tinyVoid, f}, {tinyI32, r}}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 1, stats.chargedFuncs, "r")
+	// ri(n): mem[0]++; if n { table[0](n - 1) }, with ri in the table.
+	ri := tinyBody(noLocals, incMem0, []byte{0x20, 0, 0x04, 0x40, 0x20, 0, 0x41, 1, 0x6b, 0x41, 0, 0x11, tinyI32, 0, 0x0b})
+	deepIndirect, statsIndirect, err := instrument(tinyModuleOf([]tinyFunc{{tinyVoid, f}, {tinyI32, ri}}, []uint32{2}))
+	require.NoError(t, err)
+	assert.Zero(t, statsIndirect.chargedFuncs)
+	assert.Equal(t, 1, statsIndirect.indirectSites)
 	for _, slice := range []int64{1, 2, 7, 1000} {
 		count, fuel := runTiny(t, deep, slice)
 		assert.EqualValues(t, 51, count, "slice %d", slice)
 		assert.EqualValues(t, 51, fuel, "slice %d", slice)
+		count, fuel = runTiny(t, deepIndirect, slice)
+		assert.EqualValues(t, 51, count, "slice %d, through call_indirect", slice)
+		assert.EqualValues(t, 50, fuel, "slice %d, through call_indirect", slice)
 	}
 
 	callIndirect0 := []byte{0x41, 0, 0x11, tinyVoid, 0} // call_indirect (type [] -> []) table[0]
 	for name, tc := range map[string]struct {
-		funcs   []tinyFunc
-		table   []uint32
-		charged int
+		funcs          []tinyFunc
+		table          []uint32
+		charged, sites int
 	}{
 		"itself":              {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, []byte{0x10, 1})}}, charged: 1},
-		"through another":     {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, []byte{0x10, 2})}, {tinyVoid, tinyBody(noLocals, []byte{0x10, 1})}}, charged: 2},
-		"through a pointer":   {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, []byte{0x10, 2})}, {tinyVoid, tinyBody(noLocals, callIndirect0)}}, table: []uint32{1}, charged: 1},
-		"a pointer to itself": {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, callIndirect0)}}, table: []uint32{1}, charged: 1},
+		"through another":     {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, []byte{0x10, 2})}, {tinyVoid, tinyBody(noLocals, []byte{0x10, 1})}}, charged: 1},
+		"through a pointer":   {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, []byte{0x10, 2})}, {tinyVoid, tinyBody(noLocals, callIndirect0)}}, table: []uint32{1}, sites: 1},
+		"a pointer to itself": {funcs: []tinyFunc{{tinyVoid, tinyBody(noLocals, incMem0, callIndirect0)}}, table: []uint32{1}, sites: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			endless, stats, err := instrument(tinyModuleOf(tc.funcs, tc.table))
 			require.NoError(t, err)
 			assert.Equal(t, tc.charged, stats.chargedFuncs)
+			assert.Equal(t, tc.sites, stats.indirectSites)
 			const budget, slice = 200, 10
 			count, fuel, err := runTinyBudget(t, endless, slice, budget)
 			require.ErrorIs(t, err, errTinyBudget)

@@ -10,8 +10,8 @@ import (
 // Instrumentation rewrites the QuickJS module once, at engine creation, so that the host keeps control of guest
 // code without wazero's WithCloseOnContextDone (which made CPU-bound JS 3–5× slower here):
 //
-//   - fuel: every loop header and the entry of every function that a cycle of calls may pass (unchargedFuncs)
-//     decrement an exported i64 global (a counted loop is charged a chunk of iterations at once, to the same
+//   - fuel: every loop header, and the function entries and call_indirects chosen so that every cycle of calls
+//     passes one (unchargedFuncs), decrement an exported i64 global (a counted loop is charged a chunk of iterations at once, to the same
 //     total: countedLoopAt); when it drops below
 //     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
@@ -43,8 +43,8 @@ import (
 // +18%, and with the fuel of looping functions in a local, the refuel call moved out of loops and the stack guard
 // trapping instead of calling, about +10%. Counted loops charged a chunk at a time (countedLoopAt) and epilogues
 // left unguarded took the instructions executed from 1.15x to 1.11x the unmetered module's, and charging only
-// the entries a cycle of calls passes (3.4 M of the 4.2 M calls of a CPU-bound script are to functions on no
-// cycle) to 1.08x (wasm.BenchmarkSandboxCPU; RATIONALE.md and bench/README.md have the measurements).
+// where every cycle of calls passes (83 of the 1,138 functions at entry, and the call_indirects of the others)
+// to 1.08x (wasm.BenchmarkSandboxCPU; RATIONALE.md and bench/README.md have the measurements).
 //
 // The walker decodes every instruction the module uses and refuses anything it does not know: a silently
 // mis-decoded immediate would shift every later instruction and corrupt the module.
@@ -109,6 +109,7 @@ type instrumentStats struct {
 	localFuel     int // functions (those with loops) that keep their fuel in a local
 	chargedFuncs  int // functions charged at entry: those not uncharged (unchargedFuncs)
 	quietCalls    int // calls from a function with a local counter to a quiet one, which skip the sync
+	indirectSites int // call_indirect instructions charged themselves, in functions not charged at entry
 	originalFuncs int // function index space size before the rewrite (imports + defined)
 }
 
@@ -324,6 +325,7 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	}
 	stats.loops, stats.bulkOps, stats.grows, stats.stackWrites = rw.loops, rw.bulkOps, rw.grows, rw.stackWrites
 	stats.countedLoops, stats.stackRestores, stats.quietCalls = rw.countedLoops, rw.stackRestores, rw.quietCalls
+	stats.indirectSites = rw.indirectSites
 
 	// In the order of refuelFunc, memoryFunc.
 	for _, argc := range []int64{hookFuel, hookMemory} {
@@ -710,6 +712,7 @@ type rewriter struct {
 	imported               uint32 // imported functions, which come first in the index space
 	uncharged, quiet       []bool // per defined function: see unchargedFuncs
 	quietCalls             int
+	indirectSites          int
 	fuelGlobal, refuelFunc uint32
 	spGlobal, lowGlobal    uint32
 	memoryFunc             uint32
@@ -729,8 +732,9 @@ type rewriter struct {
 const maxLocals = 50000
 
 // body rewrites one function body: the locals are copied and scratch locals appended, a fuel check goes first
-// when charge is set (see unchargedFuncs; a function keeping its fuel in a local loads it there either way), then
-// every instruction is decoded so that loop headers and stack-pointer writes are found exactly.
+// when charge is set, and before every call_indirect when it is not (see unchargedFuncs; a function keeping its
+// fuel in a local loads it there either way), then every instruction is decoded so that loop headers and
+// stack-pointer writes are found exactly.
 func (rw *rewriter) body(body []byte, params int, local, charge bool) ([]byte, error) {
 	r := &reader{b: body}
 	groups, err := r.u32()
@@ -819,6 +823,16 @@ func (rw *rewriter) body(body []byte, params int, local, charge bool) ([]byte, e
 		op, err := r.byte()
 		if err != nil {
 			return nil, err
+		}
+		if op == 0x11 && !charge { // a call_indirect in an uncharged function is charged itself (indirectSites)
+			out = append(out, body[copied:start]...)
+			copied = start
+			if local {
+				out = rw.fuelLoopLocal(out, fuelTmp)
+			} else {
+				out = rw.fuelCheck(out, fuelTmp)
+			}
+			rw.indirectSites++
 		}
 		switch {
 		case op == 0x02 || op == 0x04: // block, if
@@ -1549,19 +1563,22 @@ func scanCalls(body []byte, from int) (callFacts, error) {
 
 // unchargedFuncs decides which defined functions go without the fuel charge at entry (uncharged), and which of
 // those a caller with its fuel in a local may call without writing the local back and reloading it (quiet).
+// An uncharged function's call_indirects are charged themselves (indirectSites).
 //
 // An entry charge is only needed to stop calls that never end, and an endless run of calls without an endless
 // loop has an endless chain of nested calls (each body makes finitely many calls between loop headers), which in
-// a finite module goes round a cycle of the call graph. So only a set of functions that every cycle passes
-// needs the charge: every function with a call_indirect or a call of an import (a cycle through a function
-// pointer or through the host leaves from there), and every function on a cycle of direct calls (a strongly
-// connected component of more than one function, or one calling itself). Every other function, loops or not, is
-// uncharged: its loops are charged at their headers as before, and a script is stopped when its fuel runs out as
-// before; only the units counted differ (an entry of an uncharged function costs nothing).
+// a finite module goes round a cycle of the call graph. So every cycle must pass a charge, and no more is needed:
+// a cycle through a function pointer passes its call_indirect, charged where it calls (or at the entry of its
+// function, when that is charged); a cycle through the host leaves from a function calling an import, charged;
+// and a cycle of direct calls among the other functions passes one of the functions chosen to break them (a
+// feedback vertex set, chosen greedily: in each strongly connected component holding a cycle, the function with
+// the most calls for the calls made to it, a dispatcher rather than a helper, then the components are found
+// again without it). Every other function, loops or not, is uncharged: its loops are charged at their headers as
+// before, and a script is stopped when its fuel runs out as before; only the units counted differ.
 //
 // A quiet function has no loop, no call_indirect, no call of an import and no instruction touching the fuel
 // global or the host (callFacts.fuel), and calls only quiet functions: the least fixed point, so none is on a
-// cycle.
+// cycle, and none is charged.
 func unchargedFuncs(facts []callFacts, imported int) (uncharged, quiet []bool) {
 	n := len(facts)
 	uncharged, quiet = make([]bool, n), make([]bool, n)
@@ -1587,41 +1604,72 @@ func unchargedFuncs(facts []callFacts, imported int) (uncharged, quiet []bool) {
 			}
 		}
 	}
-	// Functions with a call_indirect or a call of an import are charged; a cycle through one of them passes a
-	// charge, so only cycles among the others are looked for: edges into a charged function are left out.
+	// Functions calling an import are charged; the cycles left are looked for without them (edges into a
+	// charged function are left out).
 	charged := make([]bool, n)
 	for i, f := range facts {
-		charged[i] = f.indirect
 		for _, c := range f.callees {
 			if _, ok := defined(c); !ok {
 				charged[i] = true // the host may call back in
 			}
 		}
 	}
-	rest := make([][]uint32, n)
-	for i, f := range facts {
-		if charged[i] {
-			continue
-		}
+	// Breaking the cycles: while some are left, one function of each strongly connected component is charged,
+	// the one making the most calls for the calls it receives (a dispatcher rather than a helper, which is
+	// entered far less often), and the components are found again without it.
+	calledAt := make([]int, n)
+	for _, f := range facts {
 		for _, c := range f.callees {
-			if j, _ := defined(c); !charged[j] {
-				rest[i] = append(rest[i], uint32(j))
+			if j, ok := defined(c); ok {
+				calledAt[j]++
 			}
 		}
 	}
-	onCycle := directCycles(rest)
+	for {
+		rest := make([][]uint32, n)
+		for i, f := range facts {
+			if charged[i] {
+				continue
+			}
+			for _, c := range f.callees {
+				if j, _ := defined(c); !charged[j] {
+					rest[i] = append(rest[i], uint32(j))
+				}
+			}
+		}
+		comp := components(rest)
+		best := map[int]int{} // component -> the function to charge
+		for i, c := range comp {
+			if c < 0 {
+				continue
+			}
+			b, ok := best[c]
+			if !ok || len(facts[i].callees)*(1+calledAt[b]) > len(facts[b].callees)*(1+calledAt[i]) {
+				best[c] = i
+			}
+		}
+		if len(best) == 0 {
+			break
+		}
+		for _, i := range best {
+			charged[i] = true
+		}
+	}
 	for i := range facts {
-		uncharged[i] = !charged[i] && !onCycle[i]
+		uncharged[i] = !charged[i]
 	}
 	return uncharged, quiet
 }
 
-// directCycles reports the nodes of the graph (callees[i]: the nodes i calls) on a cycle: Tarjan's strongly
-// connected components, without recursion.
-func directCycles(callees [][]uint32) []bool {
+// components numbers the strongly connected components of the graph (callees[i]: the nodes i calls) that hold
+// a cycle (more than one node, or one calling itself), -1 for a node on no cycle: Tarjan's algorithm, without
+// recursion.
+func components(callees [][]uint32) []int {
 	n := len(callees)
 	index, low := make([]int, n), make([]int, n)
-	onStack, onCycle := make([]bool, n), make([]bool, n)
+	onStack, self := make([]bool, n), make([]bool, n)
+	comp := make([]int, n)
+	comps := 0
 	for i := range index {
 		index[i] = -1
 	}
@@ -1644,7 +1692,7 @@ func directCycles(callees [][]uint32) []bool {
 				w := int(callees[v][top.edge])
 				top.edge++
 				if w == v {
-					onCycle[v] = true
+					self[v] = true
 				}
 				if index[w] < 0 {
 					index[w], low[w] = next, next
@@ -1669,10 +1717,12 @@ func directCycles(callees [][]uint32) []bool {
 			for stack[k] != v {
 				k--
 			}
-			if len(stack)-k > 1 {
-				for _, w := range stack[k:] {
-					onCycle[w] = true
-				}
+			id := -1
+			if len(stack)-k > 1 || self[v] {
+				id, comps = comps, comps+1
+			}
+			for _, w := range stack[k:] {
+				comp[w] = id
 			}
 			for _, w := range stack[k:] {
 				onStack[w] = false
@@ -1680,7 +1730,7 @@ func directCycles(callees [][]uint32) []bool {
 			stack = stack[:k]
 		}
 	}
-	return onCycle
+	return comp
 }
 
 // scanBodies reads the callFacts of the code section's count bodies (rest follows the count).
