@@ -170,8 +170,9 @@ func ConfigKeys() []ConfigKey {
 		{Name: "maxSearchLimit", Type: ConfigInteger, Default: DefaultMaxSearchLimit, Min: 1,
 			Max: MaxMaxSearchLimit, Unit: "hits", Doc: "The most hits one search returns; a larger limit is capped."},
 		{Name: "codeFuel", Type: ConfigInteger, Default: DefaultCodeFuel, Min: MinCodeFuel, Max: MaxCodeFuel,
-			Unit: "fuel units", Doc: "CPU budget of one run: one unit per function entry and loop iteration of " +
-				"the interpreter, the same count on every run of the same script."},
+			Unit: "fuel units", Doc: "CPU budget of one run: one unit per loop iteration of the interpreter and " +
+				"per call where every recursion passes (a few functions and the calls through function pointers), " +
+				"the same count on every run of the same script."},
 		{Name: "codeMemoryBytes", Type: ConfigInteger, Default: DefaultCodeMemoryBytes, Min: MinCodeMemoryBytes,
 			Max: MaxCodeMemoryBytes, Unit: "bytes", Doc: "Memory of one run, ArrayBuffers included."},
 		{Name: "codeMaxOutputBytes", Type: ConfigInteger, Default: DefaultCodeMaxOutputBytes,

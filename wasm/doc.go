@@ -8,10 +8,10 @@
 // complete), and an export whose machine stack a deep recursion grew is forgotten, so an idle instance holds
 // no more than a fresh one. At load time the module is rewritten (see instrument.go) so that:
 //
-//   - every function entry and loop header burns fuel, bulk memory instructions burn it by their length, and
-//     the host checks the deadline and the budget every fuelSlice units: a runaway script stops within
-//     milliseconds of its deadline whatever instructions it uses, and the same script uses the same fuel on
-//     every run;
+//   - every loop header, and the calls every recursion passes, burn fuel, bulk memory instructions burn it by
+//     their length, and the host checks the deadline and the budget every fuelSlice units: a runaway script
+//     stops within milliseconds of its deadline whatever instructions it uses, and the same script uses the
+//     same fuel on every run;
 //   - every refused memory.grow is reported to the host, so running out of memory is recognised exactly;
 //   - the qjs:bjson module (QuickJS bytecode, which crashes the interpreter when mutated) does not exist;
 //   - every write of the C stack pointer goes through a guard, and the stack lives in a 1 MiB block, so deep

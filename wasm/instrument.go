@@ -11,9 +11,8 @@ import (
 // code without wazero's WithCloseOnContextDone (which made CPU-bound JS 3–5× slower here):
 //
 //   - fuel: every loop header, and the function entries and call_indirects chosen so that every cycle of calls
-//     passes one (unchargedFuncs), decrement an exported i64 global (a counted loop is charged a chunk of iterations at once, to the same
-//     total: countedLoopAt); when it drops below
-//     zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
+//     passes one (unchargedFuncs), decrement an exported i64 global (a counted loop is charged a chunk of
+//     iterations at once, to the same total: countedLoopAt); when it drops below zero an appended function calls the existing import env.jsFunctionProxy with argc = hookFuel. The host then
 //     checks the run's deadline and budget and either refills the global or aborts the run. Reusing the existing
 //     import means no function index shifts, so the rewrite is local to the code section.
 //   - bulk memory: memory.copy and memory.fill move up to the whole memory in one instruction,

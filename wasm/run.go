@@ -25,8 +25,9 @@ type RunOptions struct {
 	// ignored): the caller keeps it to Hold it, suspending the script and its clock while it waits for
 	// something that is not the script's doing.
 	Deadline *Deadline
-	// Fuel is the deterministic budget of guest work: one unit per function entry and loop iteration of the
-	// interpreter, the same count for the same script on every run. Zero means DefaultFuel.
+	// Fuel is the deterministic budget of guest work: one unit per loop iteration of the interpreter and per call
+	// where every recursion passes (a few functions and the calls through function pointers), the same count for
+	// the same script on every run. Zero means DefaultFuel.
 	Fuel uint64
 	// MemoryBytes caps this run's linear memory; zero or more than the engine's MaxMemoryBytes means the
 	// engine's cap. It must leave room for the snapshot (Engine.SnapshotBytes) or the run fails at once.
