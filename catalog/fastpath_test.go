@@ -243,3 +243,44 @@ func TestEditDistanceLongWords(t *testing.T) {
 		}
 	}
 }
+
+// TestRestrictMergeAsGallop: both ways of restricting a list to some tools give the same postings, for tools
+// from one in a thousand of the list to more than it has, with and without the name and text columns (a pair's
+// list has none); and restrict takes each way on some of them.
+func TestRestrictMergeAsGallop(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	merged, galloped := 0, 0
+	for range 400 {
+		var l plist
+		for d := uint32(0); d < 5000; d++ {
+			if r.IntN(1+r.IntN(8)) == 0 {
+				l.doc = append(l.doc, d)
+				l.w, l.long = append(l.w, float32(d)), append(l.long, float32(d)+1)
+				l.name, l.text = append(l.name, float32(d)+2), append(l.text, float32(d)+3)
+			}
+		}
+		if r.IntN(4) == 0 {
+			l.name, l.text = nil, nil
+		}
+		var docs []uint32
+		every := 1 << r.IntN(13)
+		for d := uint32(0); d < 5100; d++ {
+			if r.IntN(every) == 0 {
+				docs = append(docs, d)
+			}
+		}
+		var a, b, c columns
+		restrictMerge(&a, &l, docs)
+		restrictGallop(&b, &l, docs)
+		require.Equal(t, b, a)
+		restrict(&c, &l, docs)
+		require.Equal(t, b, c)
+		if len(l.doc) <= mergeShare*len(docs) {
+			merged++
+		} else {
+			galloped++
+		}
+	}
+	require.Greater(t, merged, 50)
+	require.Greater(t, galloped, 50)
+}

@@ -1000,7 +1000,7 @@ func (ix *index) rescore(s *scratch, pq *parsedQuery, cands []uint32) {
 			}
 		}
 		lo := len(mini.doc)
-		l := ix.list(t)
+		l := ix.listIn(t, s.lo, s.hi) // the tools of the block scored, where every one of cands is
 		restrict(&mini, &l, cands)
 		spans = append(spans, span{t, lo, len(mini.doc)})
 	}
@@ -1036,9 +1036,53 @@ type span struct {
 	lo, hi int
 }
 
-// restrict appends to dst the postings of l whose tools are in docs (sorted), in order. It gallops: few tools in
-// a long list cost a few probes each, not the list.
+// restrict appends to dst the postings of l whose tools are in docs (sorted), in order. Few tools in a long list
+// cost a few probes each, not the list (restrictGallop); but each probe waits for the one before, and when the
+// tools are more than one in mergeShare of the list a pass over the list, which the core reads ahead, costs less.
 func restrict(dst *columns, l *plist, docs []uint32) {
+	if len(l.doc) <= mergeShare*len(docs) {
+		restrictMerge(dst, l, docs)
+		return
+	}
+	restrictGallop(dst, l, docs)
+}
+
+// mergeShare: see restrict.
+const mergeShare = 32
+
+// restrictMerge is restrict by a pass over the list.
+func restrictMerge(dst *columns, l *plist, docs []uint32) {
+	j := 0
+	for i, x := range l.doc {
+		for j < len(docs) && docs[j] < x {
+			j++
+		}
+		if j == len(docs) {
+			return
+		}
+		if docs[j] == x {
+			appendPosting(dst, l, i)
+			j++
+		}
+	}
+}
+
+// appendPosting appends posting i of l to dst.
+func appendPosting(dst *columns, l *plist, i int) {
+	dst.doc = append(dst.doc, l.doc[i])
+	dst.w = append(dst.w, l.w[i])
+	dst.long = append(dst.long, l.long[i])
+	if l.name != nil {
+		dst.name = append(dst.name, l.name[i])
+		dst.text = append(dst.text, l.text[i])
+	} else {
+		dst.name = append(dst.name, 0) // a pair's: kept so that dst's columns stay aligned
+		dst.text = append(dst.text, 0)
+	}
+}
+
+// restrictGallop is restrict by galloping through the list from one tool to the next.
+func restrictGallop(dst *columns, l *plist, docs []uint32) {
 	list := l.doc
 	lo := 0
 	for _, d := range docs {
@@ -1060,16 +1104,7 @@ func restrict(dst *columns, l *plist, docs []uint32) {
 			break
 		}
 		if list[lo] == d {
-			dst.doc = append(dst.doc, d)
-			dst.w = append(dst.w, l.w[lo])
-			dst.long = append(dst.long, l.long[lo])
-			if l.name != nil {
-				dst.name = append(dst.name, l.name[lo])
-				dst.text = append(dst.text, l.text[lo])
-			} else {
-				dst.name = append(dst.name, 0) // a pair's: kept so that dst's columns stay aligned
-				dst.text = append(dst.text, 0)
-			}
+			appendPosting(dst, l, lo)
 			lo++
 		}
 	}
