@@ -92,9 +92,11 @@ func TestCoverageSlotsSumAsMatchedWeight(t *testing.T) {
 	assert.Greater(t, n, maxTableGroups)
 }
 
-// TestFoundMirrorsCells: once a pass reads lists for the tools found so far only, scratch.found has exactly the
-// tools whose cells are not empty, the test such a read makes instead of reading the cell, whatever bits the
-// passes before left (a pruned pass that gave up leaves its own: here every bit of the block is left set).
+// TestFoundMirrorsCells: once a pass reads lists for the tools found so far only, and has marked them in
+// scratch.found (when the lists left are long enough to pay for it), found has exactly the tools whose cells
+// are not empty, the test such a read makes instead of reading the cell, whatever bits the passes before left
+// (a pruned pass that gave up leaves its own: here every bit of the block is left set). Passes that do not mark
+// test the cells; both kinds occur.
 func TestFoundMirrorsCells(t *testing.T) {
 	tools := synthTools(20000)
 	cfg := defaultRankConfig()
@@ -102,8 +104,8 @@ func TestFoundMirrorsCells(t *testing.T) {
 	c, err := newCatalog(tools, nil, "", &counters{}, cfg)
 	require.NoError(t, err)
 	ix := c.ix
-	cutShort := 0
-	for _, q := range pruneQueries(tools, 80) {
+	marked, unmarked := 0, 0
+	for _, q := range pruneQueries(tools, 120) {
 		pq := ix.parseQuery(q)
 		if len(pq.groups) < 2 {
 			continue
@@ -119,19 +121,21 @@ func TestFoundMirrorsCells(t *testing.T) {
 		for d := s.lo; d < s.hi; d++ {
 			s.found[d/64] |= 1 << (d % 64)
 		}
-		s.floor = 1e9 // no tool can reach it: the lists are read for the tools found only as soon as allowed
+		s.marked = true // as a pass before left it
+		s.floor = 1e9   // no tool can reach it: the lists are read for the tools found only as soon as allowed
 		ix.scoreInOrder(s, &pq, 10, true, &full, &cv, 1+ix.cfg.actionBonus)
-		stale := true
-		for d := s.lo; d < s.hi; d++ {
-			stale = stale && s.isFound(d)
-		}
-		if !stale { // the pass read for the tools found only
-			cutShort++
-			for d := range ix.n {
-				if s.isFound(uint32(d)) != (s.cells[d].mask != 0) && s.inBlock(uint32(d)) {
+		if s.marked {
+			marked++
+			for d := s.lo; d < s.hi; d++ {
+				if bit := s.found[d/64]&(1<<(d%64)) != 0; bit != (s.cells[d].mask != 0) {
 					require.Failf(t, "found and cells disagree", "%q: tool %d", q, d)
 				}
 			}
+		} else {
+			unmarked++
+		}
+		for d := s.lo; d < s.hi; d++ {
+			require.Equal(t, s.cells[d].mask != 0, s.isFound(d), "%q: tool %d", q, d)
 		}
 		for _, d := range s.touched {
 			s.cells[d] = cell{}
@@ -140,7 +144,8 @@ func TestFoundMirrorsCells(t *testing.T) {
 		s.lo, s.hi, s.floor = 0, 0, 0
 		ix.scratch.Put(s)
 	}
-	require.Greater(t, cutShort, 10, "lists must be read for the tools found only")
+	require.Greater(t, marked, 10, "lists must be read for the tools found only, by their bits")
+	require.Greater(t, unmarked, 10, "and by their cells")
 }
 
 // TestSubsequenceFiltersAsFuzzy: every word fuzzy.Find matches a word in has the word's letters in order, so

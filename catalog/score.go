@@ -24,6 +24,7 @@ type scratch struct {
 	// cell would read a line of a block's quarter megabyte of cells for every posting of a common word's long
 	// list, most of them tools it then skips.
 	found    []uint64
+	marked   bool     // found is in use (see markFound)
 	gtouched []uint32 // tools the current group matched, for groups read from several lists
 	weight   [1 << maxTableGroups]float32
 	factor   [1 << maxTableGroups]float32
@@ -57,11 +58,19 @@ func (ix *index) getScratch() *scratch {
 // touch adds tool d, whose cell is empty, to the tools found.
 func (s *scratch) touch(d uint32) { s.touched = append(s.touched, d) }
 
-// markFound sets found to the tools found so far, when a pass starts to read lists for them only: the bits of
-// the tools [lo, hi) it scores are those of touched (and of the tools sharing a word with the first and last,
-// cleared, which no pass of theirs reads then). Marking them once costs a pass over touched; marking each as
-// it is found would cost as much for every query, most of which never read a list so.
-func (s *scratch) markFound() {
+// markFound sets found to the tools found so far, when a pass starts to read lists for them only, and the lists
+// left hold at least twice as many postings of its tools as it found (rest: their postings over all tools):
+// the bits of the tools [lo, hi) it scores are then those of touched (and of the tools sharing a word with the
+// first and last, cleared, which no pass of theirs reads then). Marking them costs a pass over touched, which
+// only pays when many postings are tested after. Marking each tool as it is found would cost as much for every
+// query, most of which never read a list so.
+func (s *scratch) markFound(rest, n int) {
+	if s.hi != 0 {
+		rest = int(int64(rest) * int64(s.hi-s.lo) / int64(n))
+	}
+	if rest < 2*len(s.touched) {
+		return
+	}
 	if s.hi == 0 {
 		clear(s.found)
 	} else {
@@ -70,10 +79,17 @@ func (s *scratch) markFound() {
 	for _, d := range s.touched {
 		s.found[d/64] |= 1 << (d % 64)
 	}
+	s.marked = true
 }
 
-// isFound reports whether tool d is among the tools found, once markFound has marked them.
-func (s *scratch) isFound(d uint32) bool { return s.found[d/64]&(1<<(d%64)) != 0 }
+// isFound reports whether tool d is among the tools found: its bit once markFound has marked them, else whether
+// its cell is not empty.
+func (s *scratch) isFound(d uint32) bool {
+	if s.marked {
+		return s.found[d/64]&(1<<(d%64)) != 0
+	}
+	return s.cells[d].mask != 0
+}
 
 // matchedWeight sums the coverage weights of the groups in mask, in group order.
 func matchedWeight(mask uint32, weights *[maxQueryGroups]float32) float32 {
@@ -606,6 +622,7 @@ func (ix *index) scoreQuery(s *scratch, pq *parsedQuery, limit int, cv *coverage
 // read so far matched can reach the k-th best score seen, the groups left are read only for the tools found:
 // their sums are then exact, and the tools never found could not have been among the best.
 func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, full *[maxQueryGroups]float64, cv *coverage, actionBonus float32) {
+	s.marked = false
 	all := postingSource{ix: ix, lo: s.lo, hi: s.hi}
 	n := len(pq.groups)
 	only := false
@@ -630,7 +647,11 @@ func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, 
 		}
 		only = missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin)
 		if only {
-			s.markFound()
+			rest := 0
+			for g := gi + 1; g < n; g++ {
+				rest += ix.groupPostings(&pq.groups[g])
+			}
+			s.markFound(rest, ix.n)
 		}
 	}
 }
@@ -650,6 +671,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		}
 		return 0
 	})
+	s.marked = false
 	mode := pq.mode()
 	cut := len(leads)
 	var read float64 // the most the leads read so far give a tool
@@ -669,7 +691,11 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		}
 		if missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin) {
 			cut = j + 1
-			s.markFound()
+			rest := 0
+			for _, l := range leads[j+1:] {
+				rest += ix.listLen(l.exp.term)
+			}
+			s.markFound(rest, ix.n)
 		}
 	}
 
@@ -778,16 +804,22 @@ func (ix *index) worthPruning(leads []lead, total int) bool {
 func (ix *index) postingsRead(pq *parsedQuery) int {
 	total := 0
 	for gi := range pq.groups {
-		g := &pq.groups[gi]
-		for _, e := range g.exps {
-			total += ix.listLen(e.term)
-		}
-		if g.hasSurf {
-			total += ix.listLen(g.surface)
-		}
-		if g.hasText {
-			total += ix.listLen(g.textSurf)
-		}
+		total += ix.groupPostings(&pq.groups[gi])
+	}
+	return total
+}
+
+// groupPostings is how many postings scoring group g in full reads.
+func (ix *index) groupPostings(g *queryGroup) int {
+	total := 0
+	for _, e := range g.exps {
+		total += ix.listLen(e.term)
+	}
+	if g.hasSurf {
+		total += ix.listLen(g.surface)
+	}
+	if g.hasText {
+		total += ix.listLen(g.textSurf)
 	}
 	return total
 }
