@@ -1223,14 +1223,20 @@ func (ix *index) typoFixes(w string) []uint32 {
 	if w[1] != w[0] {
 		buckets = append(buckets, w[1])
 	}
+	var cands, longer []string
 	for _, first := range buckets {
-		var cands []string
+		cands, longer = cands[:0], longer[:0]
 		for _, v := range ix.byFirst[first] {
 			if len(v) >= len(w)-k && len(v) <= len(w)+k && v != w {
 				cands = append(cands, v)
+				if isSubsequence(w, v) {
+					longer = append(longer, v)
+				}
 			}
 		}
-		for _, m := range fuzzy.Find(w, cands) {
+		// fuzzy matches w only in words that have its letters in order (see isSubsequence); it is given those
+		// alone, most often none, and finds the same matches among them as among all.
+		for _, m := range fuzzyMatches(w, longer) {
 			if d := len(m.Str) - len(w); d <= k && !seen[m.Str] {
 				seen[m.Str] = true
 				fixes = append(fixes, fix{m.Str, d})
@@ -1261,15 +1267,40 @@ func (ix *index) typoFixes(w string) []uint32 {
 	return out
 }
 
+// fuzzyMatches is fuzzy.Find of w in words, without a call for none.
+func fuzzyMatches(w string, words []string) fuzzy.Matches {
+	if len(words) == 0 {
+		return nil
+	}
+	return fuzzy.Find(w, words)
+}
+
+// isSubsequence reports whether the letters of w are in v in order (both lowercase ASCII letters, as typo fixes
+// compare them): a word fuzzy.Find matches w in always has them (TestSubsequenceFiltersAsFuzzy).
+func isSubsequence(w, v string) bool {
+	i := 0
+	for j := 0; j < len(v) && i < len(w); j++ {
+		if v[j] == w[i] {
+			i++
+		}
+	}
+	return i == len(w)
+}
+
 // editDistance is the optimal-string-alignment distance between a and b (insertions, deletions, substitutions
 // and adjacent transpositions), or limit+1 as soon as it must exceed limit.
 func editDistance(a, b string, limit int) int {
 	if d := len(a) - len(b); d > limit || -d > limit {
 		return limit + 1
 	}
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	// Three rows of len(b)+1, on the stack for the words typo fixes compare: it runs for every candidate.
+	var buf [3 * 48]int
+	rows := buf[:]
+	if 3*(len(b)+1) > len(buf) {
+		rows = make([]int, 3*(len(b)+1))
+	}
+	n := len(b) + 1
+	prev2, prev, cur := rows[:n:n], rows[n:2*n:2*n], rows[2*n:3*n]
 	for j := range prev {
 		prev[j] = j
 	}

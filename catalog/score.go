@@ -15,12 +15,20 @@ type cell struct {
 }
 
 type scratch struct {
-	cells    []cell
-	cur      []float32 // best expansion of the current group per tool, for groups read from several lists
-	touched  []uint32  // tools some group matched, in the order first matched
-	gtouched []uint32  // tools the current group matched, for groups read from several lists
+	cells   []cell
+	cur     []float32 // best expansion of the current group per tool, for groups read from several lists
+	touched []uint32  // tools some group matched, in the order first matched
+	// found has, once a pass reads its lists for the tools found so far only (see markFound), bit d set for
+	// each tool d of touched: the tools whose cells are not empty, a set that no longer grows. Such a read
+	// tests one bit of a few kilobytes per posting, which stay in the core's first cache, where testing the
+	// cell would read a line of a block's quarter megabyte of cells for every posting of a common word's long
+	// list, most of them tools it then skips.
+	found    []uint64
+	marked   bool     // found is in use (see markFound)
+	gtouched []uint32 // tools the current group matched, for groups read from several lists
 	weight   [1 << maxTableGroups]float32
 	factor   [1 << maxTableGroups]float32
+	slots    [4][256]uint16 // coverage.slots's array
 	// boundFactor is, per set of groups a tool matched, the coverage factor bounding what it can reach
 	boundFactor [1 << maxTableGroups]float32
 	best        []float32  // a min-heap of the best scores seen, for the k-th best
@@ -44,7 +52,43 @@ func (ix *index) getScratch() *scratch {
 	if s, ok := ix.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{cells: make([]cell, ix.n), cur: make([]float32, ix.n)}
+	return &scratch{cells: make([]cell, ix.n), cur: make([]float32, ix.n), found: make([]uint64, (ix.n+63)/64)}
+}
+
+// touch adds tool d, whose cell is empty, to the tools found.
+func (s *scratch) touch(d uint32) { s.touched = append(s.touched, d) }
+
+// markFound sets found to the tools found so far, when a pass starts to read lists for them only, and the lists
+// left hold at least twice as many postings of its tools as it found (rest: their postings over all tools):
+// the bits of the tools [lo, hi) it scores are then those of touched (and of the tools sharing a word with the
+// first and last, cleared, which no pass of theirs reads then). Marking them costs a pass over touched, which
+// only pays when many postings are tested after. Marking each tool as it is found would cost as much for every
+// query, most of which never read a list so.
+func (s *scratch) markFound(rest, n int) {
+	if s.hi != 0 {
+		rest = int(int64(rest) * int64(s.hi-s.lo) / int64(n))
+	}
+	if rest < 2*len(s.touched) {
+		return
+	}
+	if s.hi == 0 {
+		clear(s.found)
+	} else {
+		clear(s.found[s.lo/64 : (s.hi+63)/64])
+	}
+	for _, d := range s.touched {
+		s.found[d/64] |= 1 << (d % 64)
+	}
+	s.marked = true
+}
+
+// isFound reports whether tool d is among the tools found: its bit once markFound has marked them, else whether
+// its cell is not empty.
+func (s *scratch) isFound(d uint32) bool {
+	if s.marked {
+		return s.found[d/64]&(1<<(d%64)) != 0
+	}
+	return s.cells[d].mask != 0
 }
 
 // matchedWeight sums the coverage weights of the groups in mask, in group order.
@@ -64,10 +108,13 @@ type coverage struct {
 	total        float32 // of weights
 	live         int     // groups with a weight
 	ng, strength float32
-	factors      []float32 // by mask, for a query of up to maxTableGroups groups before its pairs
+	factors      []float32 // by slot (see slot), for a query of up to maxTableGroups groups with a weight
 	// tableMask keeps the bits of a mask that factors is indexed by: the groups before the pairs, which come
 	// last and count nothing towards coverage, so that leaving them out sums the same weights.
 	tableMask uint32
+	// slots, when not nil, gathers the bits of a mask's groups with a weight into factors's index, byte by byte
+	// of the mask: a request of more than maxTableGroups words of which at most that many match some tool.
+	slots *[4][256]uint16
 }
 
 // newCoverage computes a query's coverage weights, and for a short query the coverage factor of every subset of
@@ -81,23 +128,70 @@ func (ix *index) newCoverage(s *scratch, groups []queryGroup) coverage {
 	for words > 0 && groups[words-1].pair {
 		words--
 	}
-	if words <= maxTableGroups {
-		cv.tableMask = 1<<words - 1
-		weight, factor := s.weight[:1<<words], s.factor[:1<<words]
-		weight[0], factor[0] = 0, coverageFactor(0, cv.ng, cv.strength)
-		for m := 1; m < len(weight); m++ {
-			hb := bits.Len(uint(m)) - 1
-			weight[m] = weight[m&^(1<<hb)] + cv.weights[hb]
-			factor[m] = coverageFactor(weight[m], cv.ng, cv.strength)
+	weights := cv.weights[:words]
+	if words > maxTableGroups {
+		// A long request: most of its words match no tool, and a group without a weight adds nothing to the sum
+		// (adding 0 leaves a float as it is), so the table is over the groups with a weight, in group order.
+		var kept [maxTableGroups]float32
+		n := 0
+		for _, w := range cv.weights[:len(groups)] {
+			if w != 0 {
+				if n == maxTableGroups {
+					return cv // too many: matchedWeight per tool
+				}
+				kept[n] = w
+				n++
+			}
 		}
-		cv.factors = factor
+		cv.slots = &s.slots
+		*cv.slots = [4][256]uint16{}
+		n = 0
+		for gi, w := range cv.weights[:len(groups)] {
+			if w == 0 {
+				continue
+			}
+			row := &cv.slots[gi/8]
+			for v := range row {
+				if v&(1<<(gi%8)) != 0 {
+					row[v] |= 1 << n
+				}
+			}
+			n++
+		}
+		words, weights = n, kept[:n]
 	}
+	cv.tableMask = 1<<words - 1
+	weight, factor := s.weight[:1<<words], s.factor[:1<<words]
+	weight[0], factor[0] = 0, coverageFactor(0, cv.ng, cv.strength)
+	for m := 1; m < len(weight); m++ {
+		hb := bits.Len(uint(m)) - 1
+		weight[m] = weight[m&^(1<<hb)] + weights[hb]
+		factor[m] = coverageFactor(weight[m], cv.ng, cv.strength)
+	}
+	cv.factors = factor
 	return cv
 }
 
+// slot is the index in factors of the groups in mask.
+func (cv *coverage) slot(mask uint32) uint32 {
+	if t := cv.slots; t != nil {
+		return uint32(t[0][mask&0xff] | t[1][mask>>8&0xff] | t[2][mask>>16&0xff] | t[3][mask>>24])
+	}
+	return mask & cv.tableMask
+}
+
+// factor is the coverage factor of the groups in mask. Its common case, a short query's table, is inlined into
+// the loops over every tool found; the others are a call.
 func (cv *coverage) factor(mask uint32) float32 {
-	if cv.factors != nil {
+	if cv.slots == nil && cv.factors != nil {
 		return cv.factors[mask&cv.tableMask]
+	}
+	return cv.factorOf(mask)
+}
+
+func (cv *coverage) factorOf(mask uint32) float32 {
+	if cv.factors != nil {
+		return cv.factors[cv.slot(mask)]
 	}
 	return coverageFactor(matchedWeight(mask, &cv.weights), cv.ng, cv.strength)
 }
@@ -328,17 +422,17 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 		l := src.list(e.term)
 		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
 		for i, d := range l.doc {
-			c := &s.cells[d]
-			if only && c.mask == 0 {
+			if only && !s.isFound(d) {
 				continue
 			}
+			c := &s.cells[d]
 			cur := &s.cur[d]
 			v := max(*cur, idf*ws[i])
 			v += inlineName * names[i]
 			v += inlineText * texts[i]
 			*cur = 0
 			if c.mask == 0 {
-				s.touched = append(s.touched, d)
+				s.touch(d)
 			}
 			c.acc += v
 			c.mask |= bit
@@ -352,7 +446,7 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 		l := src.list(e.term)
 		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
 		for i, d := range l.doc {
-			if only && s.cells[d].mask == 0 {
+			if only && !s.isFound(d) {
 				continue
 			}
 			cur := &s.cur[d]
@@ -383,7 +477,7 @@ func (ix *index) fold(s *scratch, bit uint32) {
 		}
 		c := &s.cells[d]
 		if c.mask == 0 {
-			s.touched = append(s.touched, d)
+			s.touch(d)
 		}
 		c.acc += s.cur[d]
 		c.mask |= bit
@@ -398,7 +492,7 @@ func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, sr
 	l := src.list(e.term)
 	ws := l.weights(mode)
 	for i, d := range l.doc {
-		if only && s.cells[d].mask == 0 {
+		if only && !s.isFound(d) {
 			continue
 		}
 		cur := &s.cur[d]
@@ -528,6 +622,7 @@ func (ix *index) scoreQuery(s *scratch, pq *parsedQuery, limit int, cv *coverage
 // read so far matched can reach the k-th best score seen, the groups left are read only for the tools found:
 // their sums are then exact, and the tools never found could not have been among the best.
 func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, full *[maxQueryGroups]float64, cv *coverage, actionBonus float32) {
+	s.marked = false
 	all := postingSource{ix: ix, lo: s.lo, hi: s.hi}
 	n := len(pq.groups)
 	only := false
@@ -550,7 +645,14 @@ func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, 
 		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
 			continue // no tool found can score more than the groups read give; nor can the k-th best
 		}
-		only = missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin)
+		only = missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin)
+		if only {
+			rest := 0
+			for g := gi + 1; g < n; g++ {
+				rest += ix.groupPostings(&pq.groups[g])
+			}
+			s.markFound(rest, ix.n)
+		}
 	}
 }
 
@@ -569,6 +671,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		}
 		return 0
 	})
+	s.marked = false
 	mode := pq.mode()
 	cut := len(leads)
 	var read float64 // the most the leads read so far give a tool
@@ -586,8 +689,13 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
 			continue
 		}
-		if missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin) {
+		if missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin) {
 			cut = j + 1
+			rest := 0
+			for _, l := range leads[j+1:] {
+				rest += ix.listLen(l.exp.term)
+			}
+			s.markFound(rest, ix.n)
 		}
 	}
 
@@ -607,32 +715,38 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	var bf []float32
 	if cv.factors != nil {
 		bf = s.boundFactor[:len(cv.factors)]
+		slackSlot := cv.slot(slackMask)
 		for m := range bf {
-			bf[m] = cv.factors[(uint32(m)|slackMask)&cv.tableMask] * (1 + pruneMargin)
+			bf[m] = cv.factors[uint32(m)|slackSlot] * (1 + pruneMargin)
 		}
 	}
 	slack32 := float32(slack)
 	h := s.best[:0]
 	cands := s.cands[:0]
+	// A tool is dropped when its bound is below below: the floor's, and once h is full its least's.
+	floorCut := s.floor * (1 - pruneMargin)
+	below := floorCut
 	for _, d := range s.touched {
 		c := s.cells[d]
 		s.cells[d] = cell{}
-		lower := c.acc * cv.factor(c.mask)
 		var bound float32
 		if bf != nil {
-			bound = (c.acc + slack32) * bf[c.mask&cv.tableMask]
+			bound = (c.acc + slack32) * bf[cv.slot(c.mask)]
 		} else {
 			bound = (c.acc + slack32) * cv.factor(c.mask|slackMask) * (1 + pruneMargin)
 		}
 		if pq.actions != 0 && ix.actions[d]&pq.actions != 0 {
 			bound *= actionBonus
 		}
-		if len(h) == limit && bound < h[0]*(1-pruneMargin) || bound < s.floor*(1-pruneMargin) {
+		if bound < below {
 			continue
 		}
 		cands = append(cands, d)
 		s.bounds = append(s.bounds, bound)
-		h = pushBest(h, limit, lower)
+		h = pushBest(h, limit, c.acc*cv.factor(c.mask))
+		if len(h) == limit {
+			below = max(h[0]*(1-pruneMargin), floorCut)
+		}
 	}
 	s.touched = s.touched[:0]
 	s.best = h
@@ -690,16 +804,22 @@ func (ix *index) worthPruning(leads []lead, total int) bool {
 func (ix *index) postingsRead(pq *parsedQuery) int {
 	total := 0
 	for gi := range pq.groups {
-		g := &pq.groups[gi]
-		for _, e := range g.exps {
-			total += ix.listLen(e.term)
-		}
-		if g.hasSurf {
-			total += ix.listLen(g.surface)
-		}
-		if g.hasText {
-			total += ix.listLen(g.textSurf)
-		}
+		total += ix.groupPostings(&pq.groups[gi])
+	}
+	return total
+}
+
+// groupPostings is how many postings scoring group g in full reads.
+func (ix *index) groupPostings(g *queryGroup) int {
+	total := 0
+	for _, e := range g.exps {
+		total += ix.listLen(e.term)
+	}
+	if g.hasSurf {
+		total += ix.listLen(g.surface)
+	}
+	if g.hasText {
+		total += ix.listLen(g.textSurf)
 	}
 	return total
 }
@@ -786,31 +906,43 @@ func (ix *index) scoreLead(s *scratch, l *lead, mode int, only bool) {
 // them: adding 0 × a bonus leaves the float as it is, the same as adding nothing.
 func (s *scratch) addList(l *plist, mode int, idf, inName, inText float32, bit uint32, only bool) {
 	ws := l.weights(mode)
-	if inName == 0 && inText == 0 {
+	switch {
+	case only && inName == 0 && inText == 0:
+		for i, d := range l.doc {
+			if s.isFound(d) {
+				c := &s.cells[d]
+				c.acc += idf * ws[i]
+				c.mask |= bit
+			}
+		}
+	case only:
+		names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
+		for i, d := range l.doc {
+			if s.isFound(d) {
+				c := &s.cells[d]
+				c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
+				c.mask |= bit
+			}
+		}
+	case inName == 0 && inText == 0:
 		for i, d := range l.doc {
 			c := &s.cells[d]
 			if c.mask == 0 {
-				if only {
-					continue
-				}
-				s.touched = append(s.touched, d)
+				s.touch(d)
 			}
 			c.acc += idf * ws[i]
 			c.mask |= bit
 		}
-		return
-	}
-	names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
-	for i, d := range l.doc {
-		c := &s.cells[d]
-		if c.mask == 0 {
-			if only {
-				continue
+	default:
+		names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
+		for i, d := range l.doc {
+			c := &s.cells[d]
+			if c.mask == 0 {
+				s.touch(d)
 			}
-			s.touched = append(s.touched, d)
+			c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
+			c.mask |= bit
 		}
-		c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
-		c.mask |= bit
 	}
 }
 
@@ -900,7 +1032,7 @@ func (ix *index) rescore(s *scratch, pq *parsedQuery, cands []uint32) {
 			}
 		}
 		lo := len(mini.doc)
-		l := ix.list(t)
+		l := ix.listIn(t, s.lo, s.hi) // the tools of the block scored, where every one of cands is
 		restrict(&mini, &l, cands)
 		spans = append(spans, span{t, lo, len(mini.doc)})
 	}
@@ -936,9 +1068,53 @@ type span struct {
 	lo, hi int
 }
 
-// restrict appends to dst the postings of l whose tools are in docs (sorted), in order. It gallops: few tools in
-// a long list cost a few probes each, not the list.
+// restrict appends to dst the postings of l whose tools are in docs (sorted), in order. Few tools in a long list
+// cost a few probes each, not the list (restrictGallop); but each probe waits for the one before, and when the
+// tools are more than one in mergeShare of the list a pass over the list, which the core reads ahead, costs less.
 func restrict(dst *columns, l *plist, docs []uint32) {
+	if len(l.doc) <= mergeShare*len(docs) {
+		restrictMerge(dst, l, docs)
+		return
+	}
+	restrictGallop(dst, l, docs)
+}
+
+// mergeShare: see restrict.
+const mergeShare = 32
+
+// restrictMerge is restrict by a pass over the list.
+func restrictMerge(dst *columns, l *plist, docs []uint32) {
+	j := 0
+	for i, x := range l.doc {
+		for j < len(docs) && docs[j] < x {
+			j++
+		}
+		if j == len(docs) {
+			return
+		}
+		if docs[j] == x {
+			appendPosting(dst, l, i)
+			j++
+		}
+	}
+}
+
+// appendPosting appends posting i of l to dst.
+func appendPosting(dst *columns, l *plist, i int) {
+	dst.doc = append(dst.doc, l.doc[i])
+	dst.w = append(dst.w, l.w[i])
+	dst.long = append(dst.long, l.long[i])
+	if l.name != nil {
+		dst.name = append(dst.name, l.name[i])
+		dst.text = append(dst.text, l.text[i])
+	} else {
+		dst.name = append(dst.name, 0) // a pair's: kept so that dst's columns stay aligned
+		dst.text = append(dst.text, 0)
+	}
+}
+
+// restrictGallop is restrict by galloping through the list from one tool to the next.
+func restrictGallop(dst *columns, l *plist, docs []uint32) {
 	list := l.doc
 	lo := 0
 	for _, d := range docs {
@@ -960,16 +1136,7 @@ func restrict(dst *columns, l *plist, docs []uint32) {
 			break
 		}
 		if list[lo] == d {
-			dst.doc = append(dst.doc, d)
-			dst.w = append(dst.w, l.w[lo])
-			dst.long = append(dst.long, l.long[lo])
-			if l.name != nil {
-				dst.name = append(dst.name, l.name[lo])
-				dst.text = append(dst.text, l.text[lo])
-			} else {
-				dst.name = append(dst.name, 0) // a pair's: kept so that dst's columns stay aligned
-				dst.text = append(dst.text, 0)
-			}
+			appendPosting(dst, l, lo)
 			lo++
 		}
 	}
