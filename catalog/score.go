@@ -283,8 +283,9 @@ func (ix *index) firstStage(pq *parsedQuery, limit int) []scored {
 			}
 		}
 		ix.scoreQuery(s, pq, limit, &cv, actionBonus)
+		cells := s.cells // a local: see addList
 		for _, d := range s.touched {
-			c := &s.cells[d]
+			c := &cells[d]
 			score := finalScore(c.acc, cv.factor(c.mask), pq.actions != 0 && ix.actions[d]&pq.actions != 0, actionBonus)
 			*c = cell{}
 			isExact := len(exact) > 0 && containsID(exact, d)
@@ -421,22 +422,24 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 		idf := ix.idf[e.term] * e.w
 		l := src.list(e.term)
 		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
+		cells, curs, touched := s.cells, s.cur, s.touched // locals: see addList
 		for i, d := range l.doc {
 			if only && !s.isFound(d) {
 				continue
 			}
-			c := &s.cells[d]
-			cur := &s.cur[d]
+			c := &cells[d]
+			cur := &curs[d]
 			v := max(*cur, idf*ws[i])
 			v += inlineName * names[i]
 			v += inlineText * texts[i]
 			*cur = 0
 			if c.mask == 0 {
-				s.touch(d)
+				touched = append(touched, d)
 			}
 			c.acc += v
 			c.mask |= bit
 		}
+		s.touched = touched
 		ix.fold(s, bit)
 		return
 	}
@@ -445,13 +448,14 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 		idf := ix.idf[e.term] * e.w
 		l := src.list(e.term)
 		ws, names, texts := l.weights(mode), l.name[:len(l.doc)], l.text[:len(l.doc)]
+		curs, gtouched := s.cur, s.gtouched // locals: see addList
 		for i, d := range l.doc {
 			if only && !s.isFound(d) {
 				continue
 			}
-			cur := &s.cur[d]
+			cur := &curs[d]
 			if *cur == 0 {
-				s.gtouched = append(s.gtouched, d)
+				gtouched = append(gtouched, d)
 			}
 			if v := idf * ws[i]; v > *cur {
 				*cur = v
@@ -459,6 +463,7 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 			*cur += inlineName * names[i]
 			*cur += inlineText * texts[i]
 		}
+		s.gtouched = gtouched
 	}
 	if g.hasSurf && !nameInline && nameW != 0 {
 		ix.addSurface(s, g.surface, nameW, src)
@@ -471,18 +476,20 @@ func (ix *index) scoreGroup(s *scratch, pq *parsedQuery, gi int, surface, only b
 
 // fold adds the current group's best expansions (s.cur) of the tools in s.gtouched to their cells.
 func (ix *index) fold(s *scratch, bit uint32) {
+	cells, curs, touched := s.cells, s.cur, s.touched // locals: see addList
 	for _, d := range s.gtouched {
-		if s.cur[d] == 0 {
+		if curs[d] == 0 {
 			continue
 		}
-		c := &s.cells[d]
+		c := &cells[d]
 		if c.mask == 0 {
-			s.touch(d)
+			touched = append(touched, d)
 		}
-		c.acc += s.cur[d]
+		c.acc += curs[d]
 		c.mask |= bit
-		s.cur[d] = 0
+		curs[d] = 0
 	}
+	s.touched = touched
 	s.gtouched = s.gtouched[:0]
 }
 
@@ -491,18 +498,20 @@ func (ix *index) scoreExpansion(s *scratch, e expansion, mode int, only bool, sr
 	idf := ix.idf[e.term] * e.w
 	l := src.list(e.term)
 	ws := l.weights(mode)
+	curs, gtouched := s.cur, s.gtouched // locals: see addList
 	for i, d := range l.doc {
 		if only && !s.isFound(d) {
 			continue
 		}
-		cur := &s.cur[d]
+		cur := &curs[d]
 		if *cur == 0 {
-			s.gtouched = append(s.gtouched, d)
+			gtouched = append(gtouched, d)
 		}
 		if v := idf * ws[i]; v > *cur {
 			*cur = v
 		}
 	}
+	s.gtouched = gtouched
 }
 
 // stemOfGroup returns the term of the group's word itself, and whether it is one of the group's expansions (it is
@@ -552,9 +561,9 @@ func (ix *index) surfaceWeights(g *queryGroup, surface bool) (name, text float32
 func (ix *index) addSurface(s *scratch, term uint32, weight float32, src *postingSource) {
 	idf := ix.idf[term] * weight
 	l := src.list(term)
-	ws := l.weights(0)
+	ws, curs := l.weights(0), s.cur // a local: see addList
 	for i, d := range l.doc {
-		if cur := &s.cur[d]; *cur > 0 {
+		if cur := &curs[d]; *cur > 0 {
 			*cur += idf * ws[i]
 		}
 	}
@@ -726,9 +735,10 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 	// A tool is dropped when its bound is below below: the floor's, and once h is full its least's.
 	floorCut := s.floor * (1 - pruneMargin)
 	below := floorCut
+	cells, bounds := s.cells, s.bounds // locals: see addList
 	for _, d := range s.touched {
-		c := s.cells[d]
-		s.cells[d] = cell{}
+		c := cells[d]
+		cells[d] = cell{}
 		var bound float32
 		if bf != nil {
 			bound = (c.acc + slack32) * bf[cv.slot(c.mask)]
@@ -742,12 +752,13 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 			continue
 		}
 		cands = append(cands, d)
-		s.bounds = append(s.bounds, bound)
+		bounds = append(bounds, bound)
 		h = pushBest(h, limit, c.acc*cv.factor(c.mask))
 		if len(h) == limit {
 			below = max(h[0]*(1-pruneMargin), floorCut)
 		}
 	}
+	s.bounds = bounds
 	s.touched = s.touched[:0]
 	s.best = h
 	threshold := float32(math.Inf(-1))
@@ -906,11 +917,14 @@ func (ix *index) scoreLead(s *scratch, l *lead, mode int, only bool) {
 // them: adding 0 × a bonus leaves the float as it is, the same as adding nothing.
 func (s *scratch) addList(l *plist, mode int, idf, inName, inText float32, bit uint32, only bool) {
 	ws := l.weights(mode)
+	// The cells and touched are held in locals: through s, every cell written would make the compiler load
+	// the slices' headers again for the next posting, as a write through a pointer may change them.
+	cells := s.cells
 	switch {
 	case only && inName == 0 && inText == 0:
 		for i, d := range l.doc {
 			if s.isFound(d) {
-				c := &s.cells[d]
+				c := &cells[d]
 				c.acc += idf * ws[i]
 				c.mask |= bit
 			}
@@ -919,30 +933,34 @@ func (s *scratch) addList(l *plist, mode int, idf, inName, inText float32, bit u
 		names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
 		for i, d := range l.doc {
 			if s.isFound(d) {
-				c := &s.cells[d]
+				c := &cells[d]
 				c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
 				c.mask |= bit
 			}
 		}
 	case inName == 0 && inText == 0:
+		touched := s.touched
 		for i, d := range l.doc {
-			c := &s.cells[d]
+			c := &cells[d]
 			if c.mask == 0 {
-				s.touch(d)
+				touched = append(touched, d)
 			}
 			c.acc += idf * ws[i]
 			c.mask |= bit
 		}
+		s.touched = touched
 	default:
 		names, texts := l.name[:len(l.doc)], l.text[:len(l.doc)]
+		touched := s.touched
 		for i, d := range l.doc {
-			c := &s.cells[d]
+			c := &cells[d]
 			if c.mask == 0 {
-				s.touch(d)
+				touched = append(touched, d)
 			}
 			c.acc += idf*ws[i] + inName*names[i] + inText*texts[i]
 			c.mask |= bit
 		}
+		s.touched = touched
 	}
 }
 
