@@ -1224,6 +1224,10 @@ func (ix *index) typoFixes(w string) []uint32 {
 		buckets = append(buckets, w[1])
 	}
 	var cands, longer []string
+	var hist [256]int16 // w's bytes, for letterGap
+	for i := 0; i < len(w); i++ {
+		hist[w[i]]++
+	}
 	for _, first := range buckets {
 		cands, longer = cands[:0], longer[:0]
 		for _, v := range ix.byFirst[first] {
@@ -1243,8 +1247,8 @@ func (ix *index) typoFixes(w string) []uint32 {
 			}
 		}
 		for _, v := range cands {
-			if seen[v] {
-				continue
+			if seen[v] || letterGap(&hist, len(w), v) > 2*k {
+				continue // a gap over 2k is over k edits: editDistance would say so, at several times the cost
 			}
 			if d := editDistance(w, v, k); d <= k {
 				seen[v] = true
@@ -1285,6 +1289,25 @@ func isSubsequence(w, v string) bool {
 		}
 	}
 	return i == len(w)
+}
+
+// letterGap is how many bytes of w and v are unpaired when their bytes are compared as multisets, given w's
+// counts (hist, which it leaves as it found it) and length n. An edit unpairs at most two bytes (a substitution;
+// an insertion or a deletion one, an adjacent transposition none), so a gap over 2k means more than k edits.
+func letterGap(hist *[256]int16, n int, v string) int {
+	gap := n
+	for i := 0; i < len(v); i++ {
+		if hist[v[i]] > 0 {
+			gap--
+		} else {
+			gap++
+		}
+		hist[v[i]]--
+	}
+	for i := 0; i < len(v); i++ {
+		hist[v[i]]++
+	}
+	return gap
 }
 
 // editDistance is the optimal-string-alignment distance between a and b (insertions, deletions, substitutions
