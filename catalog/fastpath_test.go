@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -344,4 +345,33 @@ func TestLetterGapBoundsEditDistance(t *testing.T) {
 	}
 	require.Greater(t, skipped, 10000)
 	require.Greater(t, kept, 5000)
+}
+
+// TestByLengthFiltersAsScan: typo fixes take their candidates of a letter's words, sorted by length, from
+// byLength; they must be the words a pass over all of them keeps for their length.
+func TestByLengthFiltersAsScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 29))
+	for range 2000 {
+		words := make([]string, r.IntN(40))
+		for i := range words {
+			words[i] = strings.Repeat("x", r.IntN(12))
+		}
+		slices.SortFunc(words, func(a, b string) int { return len(a) - len(b) })
+		lo := r.IntN(12) - 2
+		hi := lo + r.IntN(5)
+		var want []string
+		for _, v := range words {
+			if len(v) >= lo && len(v) <= hi {
+				want = append(want, v)
+			}
+		}
+		require.Equal(t, len(want), len(byLength(words, lo, hi)), "%d..%d of %q", lo, hi, words)
+		require.Equal(t, want, append([]string(nil), byLength(words, lo, hi)...))
+	}
+	c, err := newCatalog(synthTools(3000), nil, "", &counters{}, defaultRankConfig())
+	require.NoError(t, err)
+	require.NotEmpty(t, c.ix.byFirst)
+	for _, words := range c.ix.byFirst {
+		require.True(t, slices.IsSortedFunc(words, func(a, b string) int { return len(a) - len(b) }), "byFirst sorted by length")
+	}
 }

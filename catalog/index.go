@@ -568,7 +568,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	}
 	sort.Slice(ix.byString, func(i, j int) bool { return ix.vocab[ix.byString[i]] < ix.vocab[ix.byString[j]] })
 	for _, words := range ix.byFirst {
-		sort.Strings(words) // map iteration and tool order must not change which typo fix wins a tie
+		// By length, then as strings: typo fixes read only the lengths within k of the query word's
+		// (byLength), and map iteration and tool order must not change which fix wins a tie.
+		slices.SortFunc(words, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
 	}
 	for _, line := range strings.Split(synonymGroups, "\n") {
 		group := tokenize(line)
@@ -1230,8 +1232,8 @@ func (ix *index) typoFixes(w string) []uint32 {
 	}
 	for _, first := range buckets {
 		cands, longer = cands[:0], longer[:0]
-		for _, v := range ix.byFirst[first] {
-			if len(v) >= len(w)-k && len(v) <= len(w)+k && v != w {
+		for _, v := range byLength(ix.byFirst[first], len(w)-k, len(w)+k) {
+			if v != w {
 				cands = append(cands, v)
 				if isSubsequence(w, v) {
 					longer = append(longer, v)
@@ -1269,6 +1271,14 @@ func (ix *index) typoFixes(w string) []uint32 {
 		}
 	}
 	return out
+}
+
+// byLength returns the words of lengths lo to hi of words sorted by length: a typo fix's candidates, found by two
+// binary searches instead of a pass over every word of a letter (tens of thousands in a large catalog).
+func byLength(words []string, lo, hi int) []string {
+	i := sort.Search(len(words), func(i int) bool { return len(words[i]) >= lo })
+	j := i + sort.Search(len(words)-i, func(j int) bool { return len(words[i+j]) > hi })
+	return words[i:j]
 }
 
 // fuzzyMatches is fuzzy.Find of w in words, without a call for none.
