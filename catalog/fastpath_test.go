@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -288,4 +289,89 @@ func TestRestrictMergeAsGallop(t *testing.T) {
 	}
 	require.Greater(t, merged, 50)
 	require.Greater(t, galloped, 50)
+}
+
+// TestLetterGapBoundsEditDistance: typo fixes skip editDistance for a candidate whose letterGap is over 2k; that
+// must only skip candidates editDistance finds more than k edits away, so the fixes are the same.
+func TestLetterGapBoundsEditDistance(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 19))
+	word := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	skipped, kept := 0, 0
+	for range 50000 {
+		w := word("abcd", 1+r.IntN(9))
+		var hist [256]int16
+		for i := 0; i < len(w); i++ {
+			hist[w[i]]++
+		}
+		before := hist
+		v := word("abcde", 1+r.IntN(11))
+		if r.IntN(3) == 0 { // a near miss: one or two edits of w
+			b := []byte(w)
+			for range 1 + r.IntN(2) {
+				i := r.IntN(len(b))
+				switch r.IntN(3) {
+				case 0:
+					b[i] = "abcde"[r.IntN(5)]
+				case 1:
+					b = append(b[:i:i], b[i+1:]...)
+				default:
+					if i+1 < len(b) {
+						b[i], b[i+1] = b[i+1], b[i]
+					}
+				}
+				if len(b) == 0 {
+					b = []byte{'a'}
+				}
+			}
+			v = string(b)
+		}
+		gap := letterGap(&hist, len(w), v)
+		require.Equal(t, before, hist, "letterGap leaves the counts as it found them")
+		for k := 1; k <= 2; k++ {
+			if gap > 2*k {
+				require.Greater(t, editDistance(w, v, k), k, "%q %q gap %d", w, v, gap)
+				skipped++
+			} else if editDistance(w, v, k) <= k {
+				kept++
+			}
+		}
+		require.LessOrEqual(t, (gap+1)/2, editDistance(w, v, 20), "%q %q", w, v)
+	}
+	require.Greater(t, skipped, 10000)
+	require.Greater(t, kept, 5000)
+}
+
+// TestByLengthFiltersAsScan: typo fixes take their candidates of a letter's words, sorted by length, from
+// byLength; they must be the words a pass over all of them keeps for their length.
+func TestByLengthFiltersAsScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 29))
+	for range 2000 {
+		words := make([]string, r.IntN(40))
+		for i := range words {
+			words[i] = strings.Repeat("x", r.IntN(12))
+		}
+		slices.SortFunc(words, func(a, b string) int { return len(a) - len(b) })
+		lo := r.IntN(12) - 2
+		hi := lo + r.IntN(5)
+		var want []string
+		for _, v := range words {
+			if len(v) >= lo && len(v) <= hi {
+				want = append(want, v)
+			}
+		}
+		require.Equal(t, len(want), len(byLength(words, lo, hi)), "%d..%d of %q", lo, hi, words)
+		require.Equal(t, want, append([]string(nil), byLength(words, lo, hi)...))
+	}
+	c, err := newCatalog(synthTools(3000), nil, "", &counters{}, defaultRankConfig())
+	require.NoError(t, err)
+	require.NotEmpty(t, c.ix.byFirst)
+	for _, words := range c.ix.byFirst {
+		require.True(t, slices.IsSortedFunc(words, func(a, b string) int { return len(a) - len(b) }), "byFirst sorted by length")
+	}
 }

@@ -568,7 +568,9 @@ func buildIndex(docs []docText, cfg rankConfig) *index {
 	}
 	sort.Slice(ix.byString, func(i, j int) bool { return ix.vocab[ix.byString[i]] < ix.vocab[ix.byString[j]] })
 	for _, words := range ix.byFirst {
-		sort.Strings(words) // map iteration and tool order must not change which typo fix wins a tie
+		// By length, then as strings: typo fixes read only the lengths within k of the query word's
+		// (byLength), and map iteration and tool order must not change which fix wins a tie.
+		slices.SortFunc(words, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
 	}
 	for _, line := range strings.Split(synonymGroups, "\n") {
 		group := tokenize(line)
@@ -1224,10 +1226,14 @@ func (ix *index) typoFixes(w string) []uint32 {
 		buckets = append(buckets, w[1])
 	}
 	var cands, longer []string
+	var hist [256]int16 // w's bytes, for letterGap
+	for i := 0; i < len(w); i++ {
+		hist[w[i]]++
+	}
 	for _, first := range buckets {
 		cands, longer = cands[:0], longer[:0]
-		for _, v := range ix.byFirst[first] {
-			if len(v) >= len(w)-k && len(v) <= len(w)+k && v != w {
+		for _, v := range byLength(ix.byFirst[first], len(w)-k, len(w)+k) {
+			if v != w {
 				cands = append(cands, v)
 				if isSubsequence(w, v) {
 					longer = append(longer, v)
@@ -1243,8 +1249,8 @@ func (ix *index) typoFixes(w string) []uint32 {
 			}
 		}
 		for _, v := range cands {
-			if seen[v] {
-				continue
+			if seen[v] || letterGap(&hist, len(w), v) > 2*k {
+				continue // a gap over 2k is over k edits: editDistance would say so, at several times the cost
 			}
 			if d := editDistance(w, v, k); d <= k {
 				seen[v] = true
@@ -1267,6 +1273,14 @@ func (ix *index) typoFixes(w string) []uint32 {
 	return out
 }
 
+// byLength returns the words of lengths lo to hi of words sorted by length: a typo fix's candidates, found by two
+// binary searches instead of a pass over every word of a letter (tens of thousands in a large catalog).
+func byLength(words []string, lo, hi int) []string {
+	i := sort.Search(len(words), func(i int) bool { return len(words[i]) >= lo })
+	j := i + sort.Search(len(words)-i, func(j int) bool { return len(words[i+j]) > hi })
+	return words[i:j]
+}
+
 // fuzzyMatches is fuzzy.Find of w in words, without a call for none.
 func fuzzyMatches(w string, words []string) fuzzy.Matches {
 	if len(words) == 0 {
@@ -1285,6 +1299,25 @@ func isSubsequence(w, v string) bool {
 		}
 	}
 	return i == len(w)
+}
+
+// letterGap is how many bytes of w and v are unpaired when their bytes are compared as multisets, given w's
+// counts (hist, which it leaves as it found it) and length n. An edit unpairs at most two bytes (a substitution;
+// an insertion or a deletion one, an adjacent transposition none), so a gap over 2k means more than k edits.
+func letterGap(hist *[256]int16, n int, v string) int {
+	gap := n
+	for i := 0; i < len(v); i++ {
+		if hist[v[i]] > 0 {
+			gap--
+		} else {
+			gap++
+		}
+		hist[v[i]]--
+	}
+	for i := 0; i < len(v); i++ {
+		hist[v[i]]++
+	}
+	return gap
 }
 
 // editDistance is the optimal-string-alignment distance between a and b (insertions, deletions, substitutions
