@@ -270,6 +270,23 @@ func (r *reader) done() bool { return r.pos >= len(r.b) }
 // count larger than what is left is a lie that must not turn into a multi-gigabyte allocation (a fuzz finding).
 func (r *reader) capacity(n uint32) int { return min(int(n), len(r.b)-r.pos) }
 
+// localGroups reads a function body's n declarations of locals (a count and a type each) and returns how many
+// locals they declare.
+func (r *reader) localGroups(n uint32) (uint64, error) {
+	var locals uint64
+	for range n {
+		count, err := r.u32()
+		if err != nil {
+			return 0, err
+		}
+		if _, err := r.byte(); err != nil {
+			return 0, err
+		}
+		locals += uint64(count)
+	}
+	return locals, nil
+}
+
 func (r *reader) byte() (byte, error) {
 	if r.pos >= len(r.b) {
 		return 0, fmt.Errorf("%w: unexpected end at %d", errMalformed, r.pos)

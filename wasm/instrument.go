@@ -254,7 +254,11 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 	if codeCount != funcCount {
 		return nil, stats, fmt.Errorf("%w: %d code bodies for %d functions", errMalformed, codeCount, funcCount)
 	}
-	facts, err := scanBodies(codeRest, codeCount)
+	bodies, err := codeBodies(codeRest, codeCount)
+	if err != nil {
+		return nil, stats, err
+	}
+	facts, err := scanBodies(bodies)
 	if err != nil {
 		return nil, stats, err
 	}
@@ -274,26 +278,14 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		disabled:   int64(names[0]),
 	}
 	code := appendU32(make([]byte, 0, len(codeSec.payload)+len(codeSec.payload)/8), codeCount+hookFuncs+bulkFuncs)
-	r := &reader{b: codeRest}
-	for range codeCount {
-		size, err := r.u32()
-		if err != nil {
-			return nil, stats, err
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return nil, stats, err
-		}
-		// A function with a loop keeps its fuel in a local (rewritten a second time, once the first pass found a
-		// loop); one without keeps it in the global, where its single check at entry costs less than syncing the
-		// local around its calls would.
-		saved := rw
-		newBody, err := rw.body(body, paramCounts[stats.functions], false, !uncharged[stats.functions])
-		if err == nil && rw.loops > saved.loops {
-			rw = saved
-			newBody, err = rw.body(body, paramCounts[stats.functions], true, !uncharged[stats.functions])
+	for _, body := range bodies {
+		// A function with a loop keeps its fuel in a local; one without keeps it in the global, where its single
+		// check at entry costs less than syncing the local around its calls would.
+		local := facts[stats.functions].loops
+		if local {
 			stats.localFuel++
 		}
+		newBody, err := rw.body(body, paramCounts[stats.functions], local, !uncharged[stats.functions])
 		if !uncharged[stats.functions] {
 			stats.chargedFuncs++
 		}
@@ -315,9 +307,6 @@ func instrument(wasmBytes []byte) ([]byte, instrumentStats, error) {
 		code = appendU32(code, uint32(len(newBody)))
 		code = append(code, newBody...)
 		stats.functions++
-	}
-	if err := r.expectEnd(); err != nil {
-		return nil, stats, err
 	}
 	if stats.disabled != 1 {
 		return nil, stats, fmt.Errorf("%w: %d functions name %q", ErrUnsupportedModule, stats.disabled, disabledModule)
@@ -741,18 +730,13 @@ func (rw *rewriter) body(body []byte, params int, local, charge bool) ([]byte, e
 		return nil, err
 	}
 	declStart := r.pos
-	locals := uint64(params)
-	for range groups {
-		n, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		if _, err := r.byte(); err != nil {
-			return nil, err
-		}
-		if locals += uint64(n); locals+3 > maxLocals {
-			return nil, fmt.Errorf("%w: more than %d locals", errMalformed, maxLocals)
-		}
+	declared, err := r.localGroups(groups)
+	if err != nil {
+		return nil, err
+	}
+	locals := uint64(params) + declared
+	if locals+3 > maxLocals {
+		return nil, fmt.Errorf("%w: more than %d locals", errMalformed, maxLocals)
 	}
 	fuelTmp, stackTmp, boundTmp := uint32(locals), uint32(locals)+1, uint32(locals)+2
 	out := make([]byte, 0, len(body)+len(body)/4+32)
@@ -1732,10 +1716,10 @@ func components(callees [][]uint32) []int {
 	return comp
 }
 
-// scanBodies reads the callFacts of the code section's count bodies (rest follows the count).
-func scanBodies(rest []byte, count uint32) ([]callFacts, error) {
-	facts := make([]callFacts, 0, (&reader{b: rest}).capacity(count))
+// codeBodies splits the code section's count bodies (rest follows the count), which must fill it.
+func codeBodies(rest []byte, count uint32) ([][]byte, error) {
 	r := &reader{b: rest}
+	bodies := make([][]byte, 0, r.capacity(count))
 	for range count {
 		size, err := r.u32()
 		if err != nil {
@@ -1745,18 +1729,25 @@ func scanBodies(rest []byte, count uint32) ([]callFacts, error) {
 		if err != nil {
 			return nil, err
 		}
+		bodies = append(bodies, body)
+	}
+	if err := r.expectEnd(); err != nil {
+		return nil, err
+	}
+	return bodies, nil
+}
+
+// scanBodies reads the callFacts of every function body.
+func scanBodies(bodies [][]byte) ([]callFacts, error) {
+	facts := make([]callFacts, 0, len(bodies))
+	for _, body := range bodies {
 		br := &reader{b: body}
 		groups, err := br.u32()
 		if err != nil {
 			return nil, err
 		}
-		for range groups {
-			if _, err := br.u32(); err != nil {
-				return nil, err
-			}
-			if _, err := br.byte(); err != nil {
-				return nil, err
-			}
+		if _, err := br.localGroups(groups); err != nil {
+			return nil, err
 		}
 		f, err := scanCalls(body, br.pos)
 		if err != nil {
