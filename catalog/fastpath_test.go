@@ -149,23 +149,25 @@ func TestFoundMirrorsCells(t *testing.T) {
 	require.Greater(t, unmarked, 10, "and by their cells")
 }
 
+// randomWord is n letters drawn from alphabet: a small alphabet makes near misses common.
+func randomWord(r *rand.Rand, alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
 // TestSubsequenceFiltersAsFuzzy: every word fuzzy.Find matches a word in has the word's letters in order, so
 // typoFixes gives fuzzy.Find only those (isSubsequence) and finds the same matches.
 func TestSubsequenceFiltersAsFuzzy(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 13))
-	word := func(alphabet string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
 	matched := 0
 	for range 20000 {
-		w := word("abc", 1+r.IntN(7))
+		w := randomWord(r, "abc", 1+r.IntN(7))
 		var cands []string
 		for range 8 {
-			cands = append(cands, word("abc", 1+r.IntN(10)))
+			cands = append(cands, randomWord(r, "abc", 1+r.IntN(10)))
 		}
 		var kept []string
 		for _, v := range cands {
@@ -257,14 +259,7 @@ func TestRestrictMergeAsGallop(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	merged, galloped := 0, 0
 	for range 400 {
-		var l plist
-		for d := uint32(0); d < 5000; d++ {
-			if r.IntN(1+r.IntN(8)) == 0 {
-				l.doc = append(l.doc, d)
-				l.w, l.long = append(l.w, float32(d)), append(l.long, float32(d)+1)
-				l.name, l.text = append(l.name, float32(d)+2), append(l.text, float32(d)+3)
-			}
-		}
+		l := randomList(r, 5000, 8)
 		if r.IntN(4) == 0 {
 			l.name, l.text = nil, nil
 		}
@@ -295,22 +290,15 @@ func TestRestrictMergeAsGallop(t *testing.T) {
 // must only skip candidates editDistance finds more than k edits away, so the fixes are the same.
 func TestLetterGapBoundsEditDistance(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 19))
-	word := func(alphabet string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
 	skipped, kept := 0, 0
 	for range 50000 {
-		w := word("abcd", 1+r.IntN(9))
+		w := randomWord(r, "abcd", 1+r.IntN(9))
 		var hist [256]int16
 		for i := 0; i < len(w); i++ {
 			hist[w[i]]++
 		}
 		before := hist
-		v := word("abcde", 1+r.IntN(11))
+		v := randomWord(r, "abcde", 1+r.IntN(11))
 		if r.IntN(3) == 0 { // a near miss: one or two edits of w
 			b := []byte(w)
 			for range 1 + r.IntN(2) {

@@ -118,18 +118,25 @@ func TestPruningRanksAsFullScoring(t *testing.T) {
 	}
 }
 
+// randomList is a list over tools 0 to n-1 holding each with a chance drawn per tool from 1 to 1 in sparsity,
+// every column filled with values telling the tool and the column apart.
+func randomList(r *rand.Rand, n uint32, sparsity int) plist {
+	var l plist
+	for d := range n {
+		if r.IntN(1+r.IntN(sparsity)) == 0 {
+			l.doc = append(l.doc, d)
+			l.w, l.long = append(l.w, float32(d)), append(l.long, float32(d)+1)
+			l.name, l.text = append(l.name, float32(d)+2), append(l.text, float32(d)+3)
+		}
+	}
+	return l
+}
+
 // TestRestrict: galloping through a list finds exactly the postings of the tools asked for.
 func TestRestrict(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		var l plist
-		for d := uint32(0); d < 3000; d++ {
-			if r.IntN(1+r.IntN(20)) == 0 {
-				l.doc = append(l.doc, d)
-				l.w, l.long = append(l.w, float32(d)), append(l.long, float32(d)+1)
-				l.name, l.text = append(l.name, float32(d)+2), append(l.text, float32(d)+3)
-			}
-		}
+		l := randomList(r, 3000, 20)
 		var docs []uint32
 		for d := uint32(0); d < 3100; d++ {
 			if r.IntN(1+r.IntN(200)) == 0 {
