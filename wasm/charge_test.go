@@ -138,13 +138,7 @@ func TestUnchargedCalleesComputeTheSameAndChargeExactly(t *testing.T) {
 	assert.Zero(t, stats.chargedFuncs)
 	assert.Equal(t, 1, stats.quietCalls, "the call of g")
 
-	count, _ := runTiny(t, original, 0)
-	require.EqualValues(t, wantCount, count, "the original module")
-	for _, slice := range []int64{1, 2, 3, 7, 1000} {
-		count, fuel := runTiny(t, instrumented, slice)
-		assert.EqualValues(t, wantCount, count, "slice %d", slice)
-		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
-	}
+	requireSameCountExactFuel(t, original, instrumented, wantCount, wantFuel, 1, 2, 3, 7, 1000)
 }
 
 // Not applied: a function recursing to a depth of 50 is charged at each of its 51 entries, or, recursing through

@@ -358,13 +358,7 @@ func TestInstrumentedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 	require.Equal(t, 3, stats.loops)
 	require.Equal(t, 1, stats.localFuel)
 
-	count, _ := runTiny(t, original, 0)
-	require.EqualValues(t, wantCount, count, "the original module")
-	for _, slice := range []int64{1, 2, 3, 7, 1000} {
-		count, fuel := runTiny(t, instrumented, slice)
-		assert.EqualValues(t, wantCount, count, "slice %d", slice)
-		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
-	}
+	requireSameCountExactFuel(t, original, instrumented, wantCount, wantFuel, 1, 2, 3, 7, 1000)
 }
 
 // A reset sets the globals the host knows; a module with another mutable global is refused rather than reused
@@ -417,9 +411,18 @@ func TestCountedLoopsComputeTheSameAndChargeExactly(t *testing.T) {
 	require.Equal(t, 6, stats.loops)
 	require.Equal(t, 5, stats.countedLoops, "all but the loop that breaks out")
 
+	requireSameCountExactFuel(t, original, instrumented, wantCount, wantFuel,
+		1, 2, 3, 7, 1000, 1023, 1024, 1025, wantFuel-1, wantFuel, 1<<16)
+}
+
+// requireSameCountExactFuel runs the original tinyModule once and the instrumented one with fuel handed out in
+// each of slices: the instrumented module must compute what the original does (wantCount in mem[0]) and use
+// exactly wantFuel units, however the fuel is sliced.
+func requireSameCountExactFuel(t *testing.T, original, instrumented []byte, wantCount uint32, wantFuel int64, slices ...int64) {
+	t.Helper()
 	count, _ := runTiny(t, original, 0)
 	require.EqualValues(t, wantCount, count, "the original module")
-	for _, slice := range []int64{1, 2, 3, 7, 1000, 1023, 1024, 1025, wantFuel - 1, wantFuel, 1 << 16} {
+	for _, slice := range slices {
 		count, fuel := runTiny(t, instrumented, slice)
 		assert.EqualValues(t, wantCount, count, "slice %d", slice)
 		assert.EqualValues(t, wantFuel, fuel, "slice %d", slice)
