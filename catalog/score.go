@@ -55,9 +55,6 @@ func (ix *index) getScratch() *scratch {
 	return &scratch{cells: make([]cell, ix.n), cur: make([]float32, ix.n), found: make([]uint64, (ix.n+63)/64)}
 }
 
-// touch adds tool d, whose cell is empty, to the tools found.
-func (s *scratch) touch(d uint32) { s.touched = append(s.touched, d) }
-
 // markFound sets found to the tools found so far, when a pass starts to read lists for them only, and the lists
 // left hold at least twice as many postings of its tools as it found (rest: their postings over all tools):
 // the bits of the tools [lo, hi) it scores are then those of touched (and of the tools sharing a word with the
@@ -654,7 +651,7 @@ func (ix *index) scoreInOrder(s *scratch, pq *parsedQuery, limit int, cut bool, 
 		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
 			continue // no tool found can score more than the groups read give; nor can the k-th best
 		}
-		only = missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin)
+		only = s.outOfReach(missing, limit, cv)
 		if only {
 			rest := 0
 			for g := gi + 1; g < n; g++ {
@@ -698,7 +695,7 @@ func (ix *index) prune(s *scratch, pq *parsedQuery, limit int, leads []lead, cv 
 		if read*float64(coverageFactor(readW, cv.ng, cv.strength))*(1+pruneMargin) < missing {
 			continue
 		}
-		if missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(limit, cv))*(1-pruneMargin) {
+		if s.outOfReach(missing, limit, cv) {
 			cut = j + 1
 			rest := 0
 			for _, l := range leads[j+1:] {
@@ -1010,6 +1007,13 @@ func pushBest(h []float32, k int, v float32) []float32 {
 		i = w
 	}
 	return h
+}
+
+// outOfReach reports whether missing, the most a tool not found yet can still score, is below the k-th best by
+// the margin: below the floor the blocks scored before set, or, when that does not decide it, below the k-th
+// best of the tools found (kthPartial, which is skipped when the floor decides).
+func (s *scratch) outOfReach(missing float64, k int, cv *coverage) bool {
+	return missing < float64(s.floor)*(1-pruneMargin) || missing < float64(s.kthPartial(k, cv))*(1-pruneMargin)
 }
 
 // kthPartial is the k-th best score of the tools found so far from what they matched so far (without the action
